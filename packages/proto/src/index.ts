@@ -17,3 +17,4 @@ export {
   datatypeInfo,
   isDatatype,
 } from "./datatypes.js";
+export type { ModelConfig } from "./model-config.js";

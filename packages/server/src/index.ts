@@ -1,1 +1,2 @@
-export {};
+export * from "./core/server-error.js";
+export type * from "./core/types.js";

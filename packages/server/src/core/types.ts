@@ -1,0 +1,152 @@
+/**
+ * The contract between the server's front ends (http/, grpc/) and its core (repository/, scheduler/,
+ * instances/, ensemble/, stats/). Front ends decode the wire into an InferenceRequest, call
+ * InferenceCore.infer, and encode the InferenceResponse; they never touch models or workers directly.
+ * Every method that can fail rejects with ServerError.
+ */
+import type { Datatype, ModelConfig, TensorTypedArray } from "@tbench/proto";
+
+/** Tensor data as the core holds it: a TypedArray for fixed-size types, one Uint8Array per BYTES element. */
+export type TensorData = TensorTypedArray | Uint8Array[];
+
+/** A tensor of a request or response. `shape` includes the batch dimension where the model batches. */
+export interface Tensor {
+  readonly name: string;
+  readonly datatype: Datatype;
+  readonly shape: readonly number[];
+  readonly data: TensorData;
+}
+
+/** Request-level and output-level parameters, as the v2 protocol carries them. */
+export type Parameters = Readonly<Record<string, string | number | boolean>>;
+
+/** One requested output. `classification` > 0 asks for the top-k classes (Triton's classification extension). */
+export interface RequestedOutput {
+  readonly name: string;
+  readonly classification?: number;
+  readonly parameters?: Parameters;
+}
+
+export interface InferenceRequest {
+  readonly model: string;
+  /** Empty or undefined: the version the model's version policy makes current (the highest ready one). */
+  readonly version?: string;
+  /** Echoed in the response. */
+  readonly id?: string;
+  readonly inputs: readonly Tensor[];
+  /** Undefined: every output of the model. */
+  readonly outputs?: readonly RequestedOutput[];
+  /** 0 or undefined: the model's default priority level. 1 is the highest. */
+  readonly priority?: number;
+  /** Queue timeout in microseconds (the request's `timeout` parameter); honoured when the config allows. */
+  readonly timeoutUs?: number;
+  readonly parameters?: Parameters;
+  /** Aborted when the client goes away; the core drops the request if it has not run yet. */
+  readonly signal?: AbortSignal;
+}
+
+export interface InferenceResponse {
+  readonly model: string;
+  readonly version: string;
+  readonly id?: string;
+  readonly outputs: readonly Tensor[];
+  readonly parameters?: Parameters;
+}
+
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: Datatype;
+  /** -1 marks a variable dimension; includes the batch dimension (-1) where max_batch_size > 0. */
+  readonly shape: readonly number[];
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly platform: string;
+  readonly inputs: readonly TensorMetadata[];
+  readonly outputs: readonly TensorMetadata[];
+}
+
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: readonly string[];
+}
+
+/** One row of the repository index (Triton's RepositoryIndex). */
+export interface RepositoryIndexEntry {
+  readonly name: string;
+  readonly version?: string;
+  /** READY, UNAVAILABLE, LOADING, UNLOADING; absent for a model that was never loaded. */
+  readonly state?: string;
+  readonly reason?: string;
+}
+
+/** A duration statistic: how many and how long in total (Triton's StatisticDuration). */
+export interface StatisticDuration {
+  readonly count: number;
+  readonly ns: number;
+}
+
+/** Per model version statistics, with Triton's field names (statistics extension). */
+export interface ModelStatistics {
+  readonly name: string;
+  readonly version: string;
+  readonly last_inference: number;
+  readonly inference_count: number;
+  readonly execution_count: number;
+  readonly inference_stats: {
+    readonly success: StatisticDuration;
+    readonly fail: StatisticDuration;
+    readonly queue: StatisticDuration;
+    readonly compute_input: StatisticDuration;
+    readonly compute_infer: StatisticDuration;
+    readonly compute_output: StatisticDuration;
+    readonly cache_hit: StatisticDuration;
+    readonly cache_miss: StatisticDuration;
+  };
+  readonly batch_stats: readonly {
+    readonly batch_size: number;
+    readonly compute_input: StatisticDuration;
+    readonly compute_infer: StatisticDuration;
+    readonly compute_output: StatisticDuration;
+  }[];
+  readonly memory_usage: readonly unknown[];
+}
+
+/** What the front ends call. One implementation lives in the core; tests may provide fakes. */
+export interface InferenceCore {
+  serverMetadata(): ServerMetadata;
+  isLive(): boolean;
+  /** Ready: the server accepts requests and (with strict readiness) every model loaded at startup is ready. */
+  isReady(): boolean;
+  isModelReady(model: string, version?: string): boolean;
+  /** Rejects NOT_FOUND / UNAVAILABLE with Triton's messages. */
+  modelMetadata(model: string, version?: string): ModelMetadata;
+  /** The model's complete configuration (after auto-complete), as parsed from config.pbtxt. */
+  modelConfig(model: string, version?: string): ModelConfig;
+  infer(request: InferenceRequest): Promise<InferenceResponse>;
+  /** Every model version when `model` is undefined. */
+  modelStatistics(model?: string, version?: string): readonly ModelStatistics[];
+  repositoryIndex(options?: { readyOnly?: boolean }): Promise<readonly RepositoryIndexEntry[]>;
+  loadModel(
+    model: string,
+    options?: { config?: string; files?: Readonly<Record<string, Uint8Array>> },
+  ): Promise<void>;
+  unloadModel(model: string, options?: { unloadDependents?: boolean }): Promise<void>;
+  /** What Prometheus metrics need beyond statistics, per model version. */
+  metricsSnapshot(): readonly ModelMetricsSnapshot[];
+}
+
+/** Counters for metrics that statistics do not carry. */
+export interface ModelMetricsSnapshot {
+  readonly model: string;
+  readonly version: string;
+  /** Requests received and not yet answered (nv_inference_pending_request_count). */
+  readonly pendingRequests: number;
+  /** Failed requests by Triton's reason label: REJECTED, CANCELED, BACKEND, OTHER. */
+  readonly failuresByReason: Readonly<Record<string, number>>;
+  /** Seconds the last load took (nv_model_load_duration_secs). */
+  readonly loadDurationSecs: number;
+}
