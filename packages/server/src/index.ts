@@ -1,2 +1,3 @@
+export * from "./core/logger.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";
