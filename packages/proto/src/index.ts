@@ -1,3 +1,4 @@
+export { grpc, inference } from "#gen/static";
 export type {
   ConfigDataType,
   Datatype,
@@ -17,4 +18,40 @@ export {
   datatypeInfo,
   isDatatype,
 } from "./datatypes.js";
-export type { ModelConfig } from "./model-config.js";
+export type {
+  BatchInput,
+  BatchInput_Kind,
+  BatchOutput,
+  BatchOutput_Kind,
+  ModelConfig,
+  ModelDynamicBatching,
+  ModelEnsembling,
+  ModelEnsembling_Step,
+  ModelInput,
+  ModelInput_Format,
+  ModelInstanceGroup,
+  ModelInstanceGroup_Kind,
+  ModelMetrics,
+  ModelOperations,
+  ModelOptimizationPolicy,
+  ModelOptimizationPolicy_ExecutionAccelerators_Accelerator,
+  ModelOutput,
+  ModelParameter,
+  ModelQueuePolicy,
+  ModelQueuePolicy_TimeoutAction,
+  ModelRateLimiter,
+  ModelRepositoryAgents,
+  ModelResponseCache,
+  ModelSequenceBatching,
+  ModelSequenceBatching_Control,
+  ModelSequenceBatching_ControlInput,
+  ModelSequenceBatching_State,
+  ModelSequenceBatching_StrategyDirect,
+  ModelSequenceBatching_StrategyOldest,
+  ModelTensorReshape,
+  ModelTransactionPolicy,
+  ModelVersionPolicy,
+  ModelWarmup,
+  ModelWarmup_Input,
+} from "./model-config.js";
+export { modelConfigType, protoRoot } from "./proto-root.js";
