@@ -1,0 +1,43 @@
+/**
+ * The bundled model repository's contents: every model `npm run models` generates, in the order it prints
+ * them, with the function that builds its `1/model.onnx`.
+ */
+import { buildHeavyModel } from "./models/heavy.js";
+import { buildIdentityModel, IDENTITY_DATATYPES, identityModelName } from "./models/identity.js";
+import { buildLabelHeadModel } from "./models/label-head.js";
+import { buildMlpModel } from "./models/mlp.js";
+import { buildResnetLikeModel } from "./models/resnet-like.js";
+import { buildSentimentModel } from "./models/sentiment.js";
+import { buildSimpleModel } from "./models/simple.js";
+
+/** One model of the bundled repository. */
+export interface BundledModel {
+  /** Directory and model name, e.g. `identity_fp32`. */
+  readonly name: string;
+  /** What the model is for, one line. */
+  readonly purpose: string;
+  /**
+   * Builds the bytes of `1/model.onnx`; `undefined` for an ensemble, which has no model file, only an empty
+   * version directory. Models that share a builder share the file's bytes.
+   */
+  readonly build: (() => Uint8Array) | undefined;
+}
+
+/** Every bundled model (a fresh list on each call). */
+export function bundledModels(): BundledModel[] {
+  return [
+    { name: "simple", purpose: "Triton quickstart: INT32 sum and difference", build: buildSimpleModel },
+    ...IDENTITY_DATATYPES.map((datatype) => ({
+      name: identityModelName(datatype),
+      purpose: `${datatype} round trip`,
+      build: () => buildIdentityModel(datatype),
+    })),
+    { name: "mlp", purpose: "FP32 classifier, dynamic batching, TS reference", build: buildMlpModel },
+    { name: "heavy", purpose: "batching benchmark, dynamic batching on", build: buildHeavyModel },
+    { name: "heavy_nobatch", purpose: "batching benchmark, dynamic batching off", build: buildHeavyModel },
+    { name: "resnet_like", purpose: "image classifier [3,224,224] -> [1000]", build: buildResnetLikeModel },
+    { name: "label_head", purpose: "scores [1000] -> INT64 label", build: buildLabelHeadModel },
+    { name: "ensemble_pipeline", purpose: "ensemble: resnet_like -> label_head", build: undefined },
+    { name: "sentiment", purpose: "INT64 token ids [128] -> 2 logits", build: buildSentimentModel },
+  ];
+}
