@@ -1,6 +1,6 @@
 /**
  * Measures the `heavy` model in-process with onnxruntime-node (one intra-op thread, as its config asks):
- * mean run time at batch 1 and batch 32, and how many batch-1 runs a batch-32 run costs. Not a test; timings
+ * median run time at batch 1 and batch 32, and how many batch-1 runs a batch-32 run costs. Not a test; timings
  * depend on the machine. Run: `npx tsx --conditions=source examples/model-builder/measure-heavy.ts`.
  */
 import { performance } from "node:perf_hooks";
@@ -8,7 +8,7 @@ import * as ort from "onnxruntime-node";
 import { buildHeavyModel, HEAVY_SIZES } from "./models/heavy.js";
 import { createMulberry32, uniformFloat32 } from "./prng.js";
 
-async function meanRunMs(session: ort.InferenceSession, batch: number, runs: number): Promise<number> {
+async function medianRunMs(session: ort.InferenceSession, batch: number, runs: number): Promise<number> {
   const data = uniformFloat32(createMulberry32(batch), batch * HEAVY_SIZES.inputs, 1);
   const feeds = { input: new ort.Tensor("float32", data, [batch, HEAVY_SIZES.inputs]) };
   for (let i = 0; i < Math.max(3, runs / 10); i++) await session.run(feeds);
@@ -30,8 +30,8 @@ async function main(): Promise<void> {
     interOpNumThreads: 1,
     executionMode: "sequential",
   });
-  const batch1Ms = await meanRunMs(session, 1, 400);
-  const batch32Ms = await meanRunMs(session, 32, 100);
+  const batch1Ms = await medianRunMs(session, 1, 400);
+  const batch32Ms = await medianRunMs(session, 32, 100);
   await session.release();
   const mib = (bytes.length / 1048576).toFixed(1);
   console.log(`heavy: ${mib} MiB, one intra-op thread, median of repeated in-process runs`);
