@@ -1,0 +1,106 @@
+/**
+ * Maps a request path to a KServe v2 endpoint by splitting it on "/" once: no regular expressions and no
+ * closures per request. Model names are percent-decoded; versions must be all digits (as Triton's route).
+ */
+
+/** The endpoints of the HTTP API. */
+export type RouteKind =
+  | "server-metadata"
+  | "health-live"
+  | "health-ready"
+  | "model-metadata"
+  | "model-ready"
+  | "model-config"
+  | "model-infer"
+  | "model-stats"
+  | "all-stats"
+  | "repository-index"
+  | "repository-load"
+  | "repository-unload";
+
+export interface Route {
+  readonly kind: RouteKind;
+  readonly model: string;
+  /** Undefined when the path names no version. */
+  readonly version: string | undefined;
+}
+
+const MODEL_ACTIONS: Readonly<Record<string, RouteKind>> = {
+  ready: "model-ready",
+  config: "model-config",
+  infer: "model-infer",
+  stats: "model-stats",
+};
+
+function isDigits(text: string): boolean {
+  if (text.length === 0) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+function decode(segment: string): string | undefined {
+  if (segment.indexOf("%") < 0) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function modelRoute(parts: readonly string[]): Route | undefined {
+  // parts: ["", "v2", "models", m, ...]
+  const model = decode(parts[3]!);
+  if (model === undefined || model === "") return undefined;
+  let index = 4;
+  let version: string | undefined;
+  if (parts[4] === "versions") {
+    const v = parts[5];
+    if (v === undefined || !isDigits(v)) return undefined;
+    version = v;
+    index = 6;
+  }
+  if (parts.length === index) return { kind: "model-metadata", model, version };
+  if (parts.length !== index + 1) return undefined;
+  const kind = MODEL_ACTIONS[parts[index]!];
+  return kind === undefined ? undefined : { kind, model, version };
+}
+
+/** The route for a request URL (path plus optional query), or undefined for an unknown path (404). */
+export function matchRoute(url: string): Route | undefined {
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  const parts = path.split("/");
+  if (parts[0] !== "" || parts[1] !== "v2") return undefined;
+  if (parts.length === 2) return { kind: "server-metadata", model: "", version: undefined };
+  const section = parts[2];
+  if (section === "models") {
+    if (parts.length === 4 && parts[3] === "stats")
+      return { kind: "all-stats", model: "", version: undefined };
+    if (parts.length >= 4) return modelRoute(parts);
+    return undefined;
+  }
+  if (section === "health" && parts.length === 4) {
+    if (parts[3] === "live") return { kind: "health-live", model: "", version: undefined };
+    if (parts[3] === "ready") return { kind: "health-ready", model: "", version: undefined };
+    return undefined;
+  }
+  if (section === "repository") {
+    if (parts.length === 4 && parts[3] === "index")
+      return { kind: "repository-index", model: "", version: undefined };
+    if (parts.length === 6 && parts[3] === "models") {
+      const model = decode(parts[4]!);
+      if (model === undefined || model === "") return undefined;
+      if (parts[5] === "load") return { kind: "repository-load", model, version: undefined };
+      if (parts[5] === "unload") return { kind: "repository-unload", model, version: undefined };
+    }
+  }
+  return undefined;
+}
+
+/** The HTTP method each endpoint accepts. */
+export function routeMethod(kind: RouteKind): "GET" | "POST" {
+  return kind === "model-infer" || kind.startsWith("repository-") ? "POST" : "GET";
+}

@@ -1,0 +1,61 @@
+/**
+ * A minimal raw HTTP client for the front end's tests: exact control over headers and body bytes (which
+ * fetch does not give for Content-Length, Content-Encoding and truncated bodies), keep-alive off.
+ */
+import { request } from "node:http";
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+}
+
+export interface RawRequestOptions {
+  readonly method?: string;
+  readonly headers?: Record<string, string | number>;
+  readonly body?: Uint8Array | string;
+}
+
+/** Sends one request to `baseUrl + path` and resolves with the whole answer. */
+export function rawRequest(
+  baseUrl: string,
+  path: string,
+  options: RawRequestOptions = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      baseUrl + path,
+      { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    if (options.body !== undefined) req.end(options.body);
+    else req.end();
+  });
+}
+
+/** Builds a binary-extension infer body: the JSON header then the binary sections. */
+export function binaryBody(
+  header: unknown,
+  sections: readonly Uint8Array[],
+): { body: Buffer; headerLength: number } {
+  const json = Buffer.from(JSON.stringify(header));
+  return { body: Buffer.concat([json, ...sections]), headerLength: json.byteLength };
+}
+
+/** Splits a binary-extension response into its JSON and the bytes after it. */
+export function splitBinaryResponse(response: RawResponse): { json: Record<string, unknown>; rest: Buffer } {
+  const raw = response.headers["inference-header-content-length"];
+  const length = raw === undefined ? response.body.byteLength : Number(raw);
+  return {
+    json: JSON.parse(response.body.subarray(0, length).toString("utf8")) as Record<string, unknown>,
+    rest: response.body.subarray(length),
+  };
+}
