@@ -78,6 +78,23 @@ function fakeModels(): Map<string, FakeModel> {
   return models;
 }
 
+const textEncoder = new TextEncoder();
+
+/** Top-k "value:index" strings per batch row (FP32 only; enough for the front end's encoding tests). */
+function topK(tensor: Tensor, k: number): Tensor {
+  const values = tensor.data as Float32Array;
+  const rows = tensor.shape[0] ?? 1;
+  const perRow = values.length / rows;
+  const count = Math.min(k, perRow);
+  const data: Uint8Array[] = [];
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from(values.subarray(r * perRow, (r + 1) * perRow), (v, i) => ({ v, i }));
+    row.sort((a, b) => b.v - a.v || a.i - b.i);
+    for (const { v, i } of row.slice(0, count)) data.push(textEncoder.encode(`${v.toFixed(6)}:${i}`));
+  }
+  return { name: tensor.name, datatype: "BYTES", shape: [rows, count], data };
+}
+
 /** Options of the fake core. */
 export interface FakeCoreOptions {
   /** Delay before each infer answers, in ms (to test in-flight handling and aborts). */
@@ -206,7 +223,10 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
         });
         if (request.signal?.aborted) throw new ServerError("CANCELLED", "request cancelled");
       }
-      const outputs = model.run(byName);
+      const outputs = model.run(byName).map((tensor) => {
+        const k = request.outputs?.find((o) => o.name === tensor.name)?.classification ?? 0;
+        return k > 0 ? topK(tensor, k) : tensor;
+      });
       return {
         model: request.model,
         version: "1",

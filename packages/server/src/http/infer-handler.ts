@@ -41,12 +41,6 @@ class ClientWatch {
   };
 }
 
-function isBatched(core: InferenceCore, model: string, version: string | undefined): boolean {
-  const config = core.modelConfig(model, version) as { max_batch_size?: unknown; maxBatchSize?: unknown };
-  const max = config.max_batch_size ?? config.maxBatchSize;
-  return typeof max === "number" && max > 0;
-}
-
 /** Serves one infer request; throws HttpError / ServerError for the caller to answer. */
 export async function handleInfer(
   core: InferenceCore,
@@ -67,9 +61,7 @@ export async function handleInfer(
     signal: watch.controller.signal,
   });
   const response = await core.infer(decoded.request);
-  const encoded = encodeInferResponse(response, decoded, {
-    batched: () => isBatched(core, response.model, response.version),
-  });
+  const encoded = encodeInferResponse(response, decoded);
   if (res.destroyed) return;
   const headers: Record<string, string | number> = {
     "Content-Type": encoded.binary.length > 0 ? "application/octet-stream" : "application/json",

@@ -229,8 +229,8 @@ function decodeOutputs(raw: unknown): {
         classification = c;
       }
     }
-    // Classification is done here, in the front end, as Triton's HTTP server does; the core returns raw scores.
-    requested.push({ name });
+    // The core computes classifications (it holds the label files); the front end only encodes the BYTES result.
+    requested.push(classification > 0 ? { name, classification } : { name });
     encodings.set(name, { binary, classification });
   }
   return { requested, encodings };

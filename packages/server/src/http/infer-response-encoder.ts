@@ -6,7 +6,6 @@
  */
 import type { InferenceResponse, Tensor } from "../core/types.js";
 import { binaryByteSize, encodeBinaryData } from "./binary-tensor.js";
-import { classifyOutput } from "./classification.js";
 import type { DecodedInferRequest } from "./infer-request-decoder.js";
 import { encodeJsonData } from "./json-tensor.js";
 
@@ -15,11 +14,6 @@ export interface EncodedInferResponse {
   readonly json: Buffer;
   readonly binary: readonly Uint8Array[];
   readonly byteLength: number;
-}
-
-export interface EncodeInferOptions {
-  /** True when the model's first dimension is the batch (max_batch_size > 0); used by classification. */
-  readonly batched: () => boolean;
 }
 
 function parametersJson(parameters: InferenceResponse["parameters"]): string {
@@ -33,7 +27,6 @@ function parametersJson(parameters: InferenceResponse["parameters"]): string {
 export function encodeInferResponse(
   response: InferenceResponse,
   decoded: DecodedInferRequest,
-  options: EncodeInferOptions,
 ): EncodedInferResponse {
   let json = "{";
   if (response.id !== undefined && response.id !== "") json += `"id":${JSON.stringify(response.id)},`;
@@ -44,12 +37,9 @@ export function encodeInferResponse(
   let binaryLength = 0;
   const outputs = response.outputs;
   for (let i = 0; i < outputs.length; i++) {
-    let output: Tensor = outputs[i]!;
+    const output: Tensor = outputs[i]!;
     const encoding = decoded.outputs?.get(output.name);
     if (decoded.outputs !== undefined && encoding === undefined) continue;
-    if (encoding !== undefined && encoding.classification > 0) {
-      output = classifyOutput(output, encoding.classification, options.batched());
-    }
     const asBinary = encoding !== undefined ? encoding.binary : decoded.defaultBinary;
     if (json.charCodeAt(json.length - 1) !== 91 /* [ */) json += ",";
     json += `{"name":${JSON.stringify(output.name)},"datatype":"${output.datatype}","shape":[${output.shape.join(",")}]`;

@@ -1,0 +1,75 @@
+/**
+ * The metrics endpoint: `GET /metrics` on its own port answers the Prometheus text exposition; other paths
+ * answer 400 and other methods 405, as Triton's metrics server does.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "../core/logger.js";
+import type { InferenceCore } from "../core/types.js";
+import { createPrometheusMetrics } from "./prometheus-metrics.js";
+
+export interface MetricsServerOptions {
+  readonly core: InferenceCore;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly address: string;
+  readonly logger: Logger;
+}
+
+/** A listening metrics endpoint. */
+export interface MetricsServer {
+  /** `http://address:port/metrics`. */
+  readonly url: string;
+  /** Stops listening and closes connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts the metrics endpoint and resolves once it listens. */
+export async function createMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const metrics = createPrometheusMetrics(options.core);
+  const server = createServer((req, res) => {
+    if (req.method !== "GET") {
+      res.writeHead(405, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: "Method Not Allowed" }));
+      return;
+    }
+    const path = (req.url ?? "").split("?")[0];
+    if (path !== "/metrics") {
+      res.writeHead(400, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": 0 });
+      res.end();
+      return;
+    }
+    metrics.render().then(
+      (text) => {
+        res.writeHead(200, { "Content-Type": metrics.contentType });
+        res.end(text);
+      },
+      (error: unknown) => {
+        options.logger.error(`metrics scrape failed: ${(error as Error).message}`);
+        res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
+        res.end();
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.address, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.address.includes(":") ? `[${options.address}]` : options.address;
+  options.logger.info(`Started Metrics Service at ${options.address}:${port}`);
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}/metrics`,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
