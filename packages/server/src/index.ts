@@ -1,3 +1,11 @@
+export type { Clock, FakeClock, TimerHandle } from "./core/clock.js";
+export { createFakeClock, createSystemClock } from "./core/clock.js";
+export type {
+  InferenceCoreHandle,
+  InferenceCoreOptions,
+  ModelControlMode,
+} from "./core/create-inference-core.js";
+export { createInferenceCore } from "./core/create-inference-core.js";
 export * from "./core/logger.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";

@@ -1,0 +1,299 @@
+/**
+ * The server's core: the model repository, the loaded model versions with their instances and schedulers,
+ * and the InferenceCore methods the front ends call.
+ */
+import { readdir } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { ModelConfig } from "@tbench/proto";
+import type { ConfigObject } from "../repository/config-fields.js";
+import { validateRequest } from "../scheduler/request-validation.js";
+import { type Clock, createSystemClock } from "./clock.js";
+import { createConsoleLogger, type Logger } from "./logger.js";
+import {
+  type LoaderContext,
+  loadModelFromRepository,
+  type ModelEntry,
+  unloadModelEntry,
+  type VersionEntry,
+} from "./model-loader.js";
+import { modelMetadataOf } from "./model-metadata.js";
+import { ServerError } from "./server-error.js";
+import { createTrace } from "./trace.js";
+import type {
+  InferenceCore,
+  InferenceRequest,
+  InferenceResponse,
+  ModelMetricsSnapshot,
+  ModelStatistics,
+  RepositoryIndexEntry,
+} from "./types.js";
+
+/** How models are loaded (Triton's --model-control-mode). Poll is served like none for now. */
+export type ModelControlMode = "none" | "poll" | "explicit";
+
+/** Options of createInferenceCore. */
+export interface InferenceCoreOptions {
+  /** The model repository directory. */
+  readonly modelRepository: string;
+  /** Default "none": every model in the repository loads at startup. */
+  readonly modelControlMode?: ModelControlMode;
+  /** Explicit mode: the models loaded at startup (Triton's --load-model); "*" loads all. */
+  readonly loadModels?: readonly string[];
+  /** Default true: the server is ready only when every model loaded at startup is ready. */
+  readonly strictReadiness?: boolean;
+  /** Default false: auto-complete inputs, outputs and max_batch_size from the ONNX model. */
+  readonly disableAutoCompleteConfig?: boolean;
+  /** Default false: reject (startup fails) when a model fails to load at startup. */
+  readonly exitOnError?: boolean;
+  /** Default: a console logger on stderr. */
+  readonly logger?: Logger;
+  /** Default: the system clock. Tests pass a fake clock to drive the batcher. */
+  readonly clock?: Clock;
+  /**
+   * Test hook: a request whose `parameters[crashWorkerParameter] === true` makes the worker that runs it exit
+   * (as a native crash would). Never set in production.
+   */
+  readonly crashWorkerParameter?: string;
+}
+
+/** The core plus its lifetime. */
+export interface InferenceCoreHandle extends InferenceCore {
+  /** Stops accepting requests, answers what is queued or running, ends every worker. Idempotent. */
+  close(): Promise<void>;
+}
+
+const SERVER_NAME = "tbench-server";
+const SERVER_VERSION = "0.1.0";
+const EXTENSIONS = [
+  "classification",
+  "model_repository",
+  "schedule_policy",
+  "statistics",
+  "binary_tensor_data",
+];
+
+function notFound(message: string): ServerError {
+  return new ServerError("NOT_FOUND", `Request for unknown model: ${message}`);
+}
+
+/** Creates the core and loads the startup models. */
+export async function createInferenceCore(options: InferenceCoreOptions): Promise<InferenceCoreHandle> {
+  const repository = resolve(options.modelRepository);
+  const logger = options.logger ?? createConsoleLogger();
+  const clock = options.clock ?? createSystemClock();
+  const mode = options.modelControlMode ?? "none";
+  const strictReadiness = options.strictReadiness ?? true;
+  const ctx: LoaderContext = {
+    repository,
+    logger,
+    clock,
+    autoComplete: options.disableAutoCompleteConfig !== true,
+    trace: createTrace("batcher"),
+    crashParameter: options.crashWorkerParameter,
+  };
+  const models = new Map<string, ModelEntry>();
+  const startupModels = new Set<string>();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const listRepository = async (): Promise<string[]> => {
+    const entries = await readdir(repository, { withFileTypes: true }).catch((error: unknown) => {
+      throw new ServerError(
+        "INVALID_ARG",
+        `failed to read model repository '${repository}': ${String(error)}`,
+      );
+    });
+    return entries
+      .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+      .map((e) => e.name)
+      .sort();
+  };
+
+  const load = async (name: string, override?: ConfigObject): Promise<ModelEntry> => {
+    const previous = models.get(name);
+    if (previous) await unloadModelEntry(previous, logger);
+    const entry = await loadModelFromRepository(ctx, name, override);
+    models.set(name, entry);
+    return entry;
+  };
+
+  const resolveVersion = (model: string, version?: string): VersionEntry => {
+    const entry = models.get(model);
+    if (!entry || entry.versions.size === 0) throw notFound(`'${model}' is not found`);
+    if (version !== undefined && version !== "" && version !== "-1") {
+      const found = entry.versions.get(version);
+      if (!found) throw notFound(`'${model}' version ${version} is not found`);
+      if (found.state !== "READY") {
+        throw new ServerError(
+          "UNAVAILABLE",
+          `Request for unknown model: '${model}' version ${version} is not at ready state`,
+        );
+      }
+      return found;
+    }
+    const ready = [...entry.versions.values()]
+      .filter((v) => v.state === "READY")
+      .sort((a, b) => Number(b.version) - Number(a.version));
+    if (!ready[0]) throw notFound(`'${model}' has no available versions`);
+    return ready[0];
+  };
+
+  // Startup loading.
+  const all = await listRepository();
+  let toLoad: string[] = all;
+  if (mode === "explicit") {
+    const wanted = options.loadModels ?? [];
+    toLoad = wanted.includes("*") ? all : [...new Set(wanted)];
+  }
+  for (const name of toLoad) startupModels.add(name);
+  await Promise.all(toLoad.map((name) => load(name)));
+  if (options.exitOnError) {
+    const failed = toLoad.filter((name) => {
+      const entry = models.get(name);
+      return (
+        !entry || entry.failure !== undefined || [...entry.versions.values()].some((v) => v.state !== "READY")
+      );
+    });
+    if (failed.length > 0) {
+      await Promise.all([...models.values()].map((m) => unloadModelEntry(m, logger)));
+      throw new ServerError(
+        "INTERNAL",
+        `failed to load all models: ${failed.map((n) => `'${n}'`).join(", ")}`,
+      );
+    }
+  }
+
+  const readyVersions = (model?: string): VersionEntry[] => {
+    const entries =
+      model === undefined ? [...models.values()] : [models.get(model)].filter((m) => m !== undefined);
+    return entries.flatMap((m) =>
+      [...m.versions.values()]
+        .filter((v) => v.state === "READY")
+        .sort((a, b) => Number(a.version) - Number(b.version)),
+    );
+  };
+
+  const core: InferenceCoreHandle = {
+    serverMetadata: () => ({ name: SERVER_NAME, version: SERVER_VERSION, extensions: EXTENSIONS }),
+    isLive: () => !closed,
+    isReady() {
+      if (closed) return false;
+      if (!strictReadiness) return true;
+      for (const name of startupModels) {
+        const entry = models.get(name);
+        if (!entry || entry.failure !== undefined) return false;
+        if ([...entry.versions.values()].some((v) => v.state !== "READY")) return false;
+      }
+      return true;
+    },
+    isModelReady(model, version) {
+      try {
+        return resolveVersion(model, version).state === "READY";
+      } catch {
+        return false;
+      }
+    },
+    modelMetadata(model, version) {
+      resolveVersion(model, version);
+      const versions = readyVersions(model).map((v) => v.version);
+      const entry = resolveVersion(model, version);
+      return modelMetadataOf(entry.spec!, versions);
+    },
+    modelConfig(model, version) {
+      return resolveVersion(model, version).config as unknown as ModelConfig;
+    },
+    async infer(request: InferenceRequest): Promise<InferenceResponse> {
+      if (closed)
+        throw new ServerError("UNAVAILABLE", "Server is stopping, no new inference requests are accepted");
+      const startNs = clock.nowNs();
+      const entry = resolveVersion(request.model, request.version);
+      entry.stats.requestStarted();
+      let validated: ReturnType<typeof validateRequest>;
+      try {
+        validated = validateRequest(entry.spec!, request);
+      } catch (error) {
+        entry.stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
+        throw error;
+      }
+      return entry.scheduler!.submit(validated, startNs);
+    },
+    modelStatistics(model, version): readonly ModelStatistics[] {
+      if (model === undefined || model === "") return readyVersions().map((v) => v.stats.statistics());
+      if (version !== undefined && version !== "") return [resolveVersion(model, version).stats.statistics()];
+      resolveVersion(model);
+      return readyVersions(model).map((v) => v.stats.statistics());
+    },
+    async repositoryIndex(indexOptions) {
+      const names = new Set([...(await listRepository()), ...models.keys()]);
+      const rows: RepositoryIndexEntry[] = [];
+      for (const name of [...names].sort()) {
+        const entry = models.get(name);
+        if (!entry) {
+          if (!indexOptions?.readyOnly) rows.push({ name });
+          continue;
+        }
+        if (entry.failure !== undefined) {
+          if (!indexOptions?.readyOnly) rows.push({ name, state: "UNAVAILABLE", reason: entry.failure });
+          continue;
+        }
+        for (const v of [...entry.versions.values()].sort((a, b) => Number(a.version) - Number(b.version))) {
+          if (indexOptions?.readyOnly && v.state !== "READY") continue;
+          rows.push({ name, version: v.version, state: v.state, reason: v.reason });
+        }
+      }
+      return rows;
+    },
+    async loadModel(model, loadOptions) {
+      if (closed) throw new ServerError("UNAVAILABLE", "Server is stopping");
+      if (loadOptions?.files && Object.keys(loadOptions.files).length > 0) {
+        throw new ServerError(
+          "UNSUPPORTED",
+          `load of model '${model}' with request-supplied files is not supported yet`,
+        );
+      }
+      let override: ConfigObject | undefined;
+      if (loadOptions?.config !== undefined) {
+        try {
+          override = JSON.parse(loadOptions.config) as ConfigObject;
+        } catch (error) {
+          throw new ServerError(
+            "INVALID_ARG",
+            `failed to parse the config override of model '${model}': ${String(error)}`,
+          );
+        }
+      }
+      const entry = await load(model, override);
+      const failures =
+        entry.failure !== undefined
+          ? [entry.failure]
+          : [...entry.versions.values()]
+              .filter((v) => v.state !== "READY")
+              .map((v) => `version ${v.version} is at UNAVAILABLE state: ${v.reason};`);
+      if (failures.length > 0) {
+        throw new ServerError("INVALID_ARG", `load failed for model '${model}': ${failures.join("\n")}`);
+      }
+    },
+    async unloadModel(model) {
+      const entry = models.get(model);
+      if (!entry || ![...entry.versions.values()].some((v) => v.state === "READY")) {
+        throw new ServerError("INVALID_ARG", `Model to be unloaded has not been served: '${model}'`);
+      }
+      await unloadModelEntry(entry, logger);
+    },
+    metricsSnapshot(): readonly ModelMetricsSnapshot[] {
+      return [...models.values()].flatMap((m) =>
+        [...m.versions.values()]
+          .filter((v) => v.state === "READY" || v.state === "UNLOADING")
+          .map((v) => v.stats.metrics()),
+      );
+    },
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        await Promise.all([...models.values()].map((m) => unloadModelEntry(m, logger)));
+      })();
+      return closing;
+    },
+  };
+  return core;
+}

@@ -1,0 +1,258 @@
+/**
+ * Loads one model from the repository: reads and parses config.pbtxt, fills Triton's defaults, validates,
+ * picks versions by version policy, and per version starts the instances (the first one reports the ONNX
+ * model's inputs and outputs for auto-complete and the config check), then the scheduler. A failure leaves
+ * the model or version UNAVAILABLE with Triton's reason; it never affects other models.
+ */
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInstancePool, type InstancePool, instanceInits } from "../instances/instance-pool.js";
+import { startModelInstance } from "../instances/model-instance.js";
+import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../repository/auto-complete.js";
+import { type ConfigObject, cloneConfig, objectField, stringField } from "../repository/config-fields.js";
+import {
+  ENSEMBLE_PLATFORM,
+  fillModelIdentity,
+  normalizeModelConfig,
+} from "../repository/config-normalize.js";
+import {
+  validateIoConfig,
+  validateModelIdentity,
+  validateSchedulingConfig,
+} from "../repository/config-validate.js";
+import { checkConfigAgainstModel } from "../repository/model-io-check.js";
+import { type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
+import { selectVersions, versionDirectories } from "../repository/version-policy.js";
+import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
+import { createModelStats, type ModelStatsCollector } from "../stats/model-stats.js";
+import type { Clock } from "./clock.js";
+import { parseConfigText } from "./config-codec.js";
+import type { Logger } from "./logger.js";
+import { ServerError } from "./server-error.js";
+import { statusText } from "./status-text.js";
+import type { TraceFn } from "./trace.js";
+
+/** Triton's model version states. */
+export type VersionStateName = "LOADING" | "READY" | "UNAVAILABLE" | "UNLOADING";
+
+/** One version of a model and, once READY, what serves it. */
+export interface VersionEntry {
+  readonly version: string;
+  state: VersionStateName;
+  reason: string;
+  config?: ConfigObject;
+  spec?: ModelSpec;
+  pool?: InstancePool;
+  scheduler?: ModelScheduler;
+  readonly stats: ModelStatsCollector;
+}
+
+/** A model known to the core (loaded or failed). */
+export interface ModelEntry {
+  readonly name: string;
+  /** Set when the model failed before any version could load (bad config, no versions). */
+  failure?: string;
+  readonly versions: Map<string, VersionEntry>;
+}
+
+/** What loading needs from the core. */
+export interface LoaderContext {
+  readonly repository: string;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly autoComplete: boolean;
+  readonly trace?: TraceFn | undefined;
+  readonly crashParameter?: string | undefined;
+}
+
+function fail(message: string, status: "INVALID_ARG" | "INTERNAL" | "UNAVAILABLE" = "INVALID_ARG"): never {
+  throw new ServerError(status, message);
+}
+
+async function readLabels(dir: string, spec: ModelSpec): Promise<Map<string, string[]>> {
+  const labels = new Map<string, string[]>();
+  for (const output of spec.outputs) {
+    if (output.labelFilename === "") continue;
+    const text = await readFile(join(dir, output.labelFilename), "utf8").catch(() =>
+      fail(
+        `unable to read label file '${output.labelFilename}' of output '${output.name}' for model '${spec.name}'`,
+      ),
+    );
+    labels.set(
+      output.name,
+      text.split(/\r?\n/).filter((line, i, all) => line !== "" || i < all.length - 1),
+    );
+  }
+  return labels;
+}
+
+function intraOpThreads(config: ConfigObject): number {
+  const parameter = objectField(objectField(config, "parameters"), "intra_op_thread_count");
+  const value = Number(stringField(parameter, "string_value") || "1");
+  return Number.isInteger(value) && value >= 0 ? value : 1;
+}
+
+async function loadVersion(
+  ctx: LoaderContext,
+  dir: string,
+  baseConfig: ConfigObject,
+  entry: VersionEntry,
+): Promise<void> {
+  const started = ctx.clock.nowNs();
+  const config = cloneConfig(baseConfig);
+  const name = stringField(config, "name");
+  const modelPath = join(dir, entry.version, stringField(config, "default_model_filename"));
+  if (!existsSync(modelPath)) fail(`unable to find '${modelPath}' for model '${name}'`, "UNAVAILABLE");
+  const preview = cloneConfig(config);
+  normalizeModelConfig(preview);
+  const threads = intraOpThreads(config);
+  const firstInit = instanceInits({
+    modelName: name,
+    modelPath,
+    groups: modelSpecFromConfig(preview).instanceGroups,
+    intraOpThreads: threads,
+  })[0];
+  if (!firstInit) fail(`must specify one or more 'instance group's for ${name}`);
+  const first = await startModelInstance({ init: firstInit });
+  let handedOver = false;
+  try {
+    const model: OnnxModelInfo = first.info;
+    if (ctx.autoComplete && needsAutoComplete(config)) {
+      const problem = autoCompleteConfig(config, model, ctx.logger);
+      if (problem) fail(problem);
+    }
+    normalizeModelConfig(config);
+    const problem = validateSchedulingConfig(config) ?? validateIoConfig(config);
+    if (problem) fail(problem);
+    const spec = modelSpecFromConfig(config);
+    const mismatch = checkConfigAgainstModel(spec, model);
+    if (mismatch) fail(mismatch);
+    const labels = await readLabels(dir, spec);
+    let scheduler: ModelScheduler | undefined;
+    const stats = entry.stats;
+    handedOver = true;
+    const pool = await createInstancePool(
+      {
+        modelName: name,
+        version: entry.version,
+        modelPath,
+        groups: spec.instanceGroups,
+        intraOpThreads: threads,
+        logger: ctx.logger,
+        onIdle: () => scheduler?.instanceIdle(),
+      },
+      first,
+    );
+    scheduler = createModelScheduler({
+      spec,
+      version: entry.version,
+      pool,
+      clock: ctx.clock,
+      stats,
+      labels,
+      trace: ctx.trace,
+      crashParameter: ctx.crashParameter,
+    });
+    Object.assign(entry, { config, spec, pool, scheduler });
+    stats.setLoadDuration((ctx.clock.nowNs() - started) / 1e9);
+  } finally {
+    if (!handedOver) await first.instance.close();
+  }
+}
+
+/** Reads `name`'s directory, config and versions, then loads every selected version concurrently. */
+export async function loadModelFromRepository(
+  ctx: LoaderContext,
+  name: string,
+  overrideConfig?: ConfigObject,
+): Promise<ModelEntry> {
+  const model: ModelEntry = { name, versions: new Map() };
+  const dir = join(ctx.repository, name);
+  const { logger } = ctx;
+  let config: ConfigObject;
+  let versions: number[];
+  try {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() =>
+      fail(`failed to load '${name}', failed to poll from model repository`),
+    );
+    const configPath = join(dir, "config.pbtxt");
+    if (overrideConfig) config = cloneConfig(overrideConfig);
+    else if (existsSync(configPath)) {
+      const text = await readFile(configPath, "utf8");
+      try {
+        config = parseConfigText(text);
+      } catch (error) {
+        fail(
+          `failed to read text proto from ${configPath}: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    } else config = {};
+    const available = versionDirectories(
+      name,
+      entries.filter((e) => e.isDirectory()).map((e) => e.name),
+      logger,
+    );
+    const filename = stringField(config, "default_model_filename") || "model.onnx";
+    fillModelIdentity(
+      config,
+      name,
+      available.some((v) => existsSync(join(dir, String(v), filename))),
+    );
+    const problem = validateModelIdentity(config, name);
+    if (problem) fail(problem);
+    versions = selectVersions(name, objectField(config, "version_policy"), available, logger);
+    if (versions.length === 0) {
+      fail(`at least one version must be available under the version policy of model '${name}'`);
+    }
+  } catch (error) {
+    model.failure = statusText(error);
+    logger.error(`failed to load '${name}': ${model.failure}`);
+    return model;
+  }
+  const ensemble = stringField(config, "platform") === ENSEMBLE_PLATFORM;
+  await Promise.all(
+    versions.map(async (v) => {
+      const entry: VersionEntry = {
+        version: String(v),
+        state: "LOADING",
+        reason: "",
+        stats: createModelStats(name, String(v)),
+      };
+      model.versions.set(entry.version, entry);
+      try {
+        if (ensemble) {
+          entry.config = cloneConfig(config);
+          fail(
+            `ensemble model '${name}' is not served yet: tbench-server reads its config, and ensemble scheduling ` +
+              "arrives in a later release",
+            "UNAVAILABLE",
+          );
+        }
+        await loadVersion(ctx, dir, config, entry);
+        entry.state = "READY";
+        logger.info(`successfully loaded '${name}' version ${entry.version}`);
+      } catch (error) {
+        entry.state = "UNAVAILABLE";
+        entry.reason = statusText(error);
+        logger.error(`failed to load '${name}' version ${entry.version}: ${entry.reason}`);
+      }
+    }),
+  );
+  return model;
+}
+
+/** Drains and closes every loaded version of `model`; versions stay listed as UNAVAILABLE "unloaded". */
+export async function unloadModelEntry(model: ModelEntry, logger: Logger): Promise<void> {
+  await Promise.all(
+    [...model.versions.values()].map(async (entry) => {
+      if (entry.state !== "READY") return;
+      entry.state = "UNLOADING";
+      await entry.scheduler?.drain();
+      await entry.pool?.close();
+      entry.state = "UNAVAILABLE";
+      entry.reason = "unloaded";
+      logger.info(`successfully unloaded '${model.name}' version ${entry.version}`);
+    }),
+  );
+}

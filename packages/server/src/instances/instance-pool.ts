@@ -1,0 +1,181 @@
+/**
+ * The instances of one model version: instance_group count x kind workers. Hands idle instances to the
+ * scheduler, one batch each, and replaces an instance whose worker dies.
+ */
+import type { Logger } from "../core/logger.js";
+import { ServerError } from "../core/server-error.js";
+import type { InstanceGroupSpec } from "../repository/model-spec.js";
+import {
+  type InstanceReadyInfo,
+  type InstanceRunResult,
+  type ModelInstance,
+  startModelInstance,
+} from "./model-instance.js";
+import type { WireTensor, WorkerInit } from "./worker-protocol.js";
+
+/** A batch as the pool runs it. */
+export interface PoolRun {
+  readonly inputs: readonly WireTensor[];
+  readonly outputNames: readonly string[];
+  readonly transfer: readonly ArrayBuffer[];
+  readonly crash?: boolean;
+}
+
+/** The instances of one loaded model version. */
+export interface InstancePool {
+  /** True when an instance could take a batch now. */
+  hasIdle(): boolean;
+  /** Number of instances (running or starting). */
+  size(): number;
+  /** Runs a batch on an idle instance; rejects UNAVAILABLE when none is idle. */
+  run(batch: PoolRun): Promise<InstanceRunResult>;
+  /** Ends every worker (in-flight runs are allowed to finish first by the caller); idempotent. */
+  close(): Promise<void>;
+}
+
+export interface InstancePoolOptions {
+  readonly modelName: string;
+  readonly version: string;
+  readonly modelPath: string;
+  readonly groups: readonly InstanceGroupSpec[];
+  readonly intraOpThreads: number;
+  readonly logger: Logger;
+  /** Called whenever an instance becomes idle (a batch finished or a replacement started). */
+  readonly onIdle: () => void;
+}
+
+interface Slot {
+  readonly init: WorkerInit;
+  instance: ModelInstance | undefined;
+  busy: boolean;
+  restarts: number;
+}
+
+/** Per-instance worker settings for every instance the groups ask for. */
+export function instanceInits(
+  options: Omit<InstancePoolOptions, "onIdle" | "logger" | "version">,
+): WorkerInit[] {
+  const inits: WorkerInit[] = [];
+  for (const group of options.groups) {
+    for (let i = 0; i < group.count; i++) {
+      const gpu =
+        group.kind === "KIND_GPU" ? (group.gpus[i % Math.max(1, group.gpus.length)] ?? 0) : undefined;
+      inits.push({
+        modelPath: options.modelPath,
+        instanceName: `${group.name}_${i}`,
+        intraOpThreads: options.intraOpThreads,
+        interOpThreads: 1,
+        ...(gpu !== undefined ? { cudaDeviceId: gpu } : {}),
+      });
+    }
+  }
+  return inits;
+}
+
+const MAX_RESTARTS = 5;
+
+/**
+ * Starts the pool. `first` is an instance the loader already started (to read the model's IO for
+ * auto-complete); it becomes the first slot. Rejects when any instance fails to start.
+ */
+export async function createInstancePool(
+  options: InstancePoolOptions,
+  first?: { instance: ModelInstance; info: InstanceReadyInfo },
+): Promise<InstancePool> {
+  const { logger } = options;
+  const inits = instanceInits(options);
+  const slots: Slot[] = inits.map((init) => ({ init, instance: undefined, busy: false, restarts: 0 }));
+  let closed = false;
+
+  const logFallback = (slot: Slot, info: InstanceReadyInfo) => {
+    if (info.cudaFallback !== undefined) {
+      logger.warn(
+        `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} asked for ` +
+          `KIND_GPU (cuda device ${slot.init.cudaDeviceId}) but CUDA is not available, running on CPU: ${info.cudaFallback}`,
+      );
+    }
+  };
+
+  const start = async (slot: Slot) => {
+    const { instance, info } = await startModelInstance({
+      init: slot.init,
+      onExit: (reason) => onDeath(slot, reason),
+    });
+    if (closed) {
+      await instance.close();
+      return;
+    }
+    logFallback(slot, info);
+    slot.instance = instance;
+  };
+
+  const onDeath = (slot: Slot, reason: string) => {
+    slot.instance = undefined;
+    slot.busy = false;
+    if (closed) return;
+    slot.restarts++;
+    if (slot.restarts > MAX_RESTARTS) {
+      logger.error(
+        `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} died ` +
+          `(${reason}); not replaced after ${MAX_RESTARTS} restarts`,
+      );
+      return;
+    }
+    logger.warn(
+      `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} died ` +
+        `(${reason}); starting a replacement`,
+    );
+    start(slot).then(
+      () => options.onIdle(),
+      (error: unknown) =>
+        logger.error(`failed to replace model instance '${slot.init.instanceName}': ${String(error)}`),
+    );
+  };
+
+  const firstSlot = slots[0];
+  try {
+    const rest = first && firstSlot ? slots.slice(1) : slots;
+    if (first && firstSlot) {
+      firstSlot.instance = first.instance;
+      first.instance.setExitHandler((reason) => onDeath(firstSlot, reason));
+      logFallback(firstSlot, first.info);
+    }
+    await Promise.all(rest.map(start));
+  } catch (error) {
+    closed = true;
+    await Promise.all(slots.map((slot) => slot.instance?.close()));
+    throw error;
+  }
+
+  return {
+    hasIdle: () => !closed && slots.some((slot) => slot.instance !== undefined && !slot.busy),
+    size: () => slots.length,
+    async run(batch) {
+      const slot = slots.find((s) => s.instance !== undefined && !s.busy);
+      if (closed || !slot || !slot.instance) {
+        throw new ServerError(
+          "UNAVAILABLE",
+          `no idle instance of '${options.modelName}' version ${options.version}`,
+        );
+      }
+      slot.busy = true;
+      const instance = slot.instance;
+      try {
+        return await instance.run(
+          batch.inputs,
+          batch.outputNames,
+          batch.transfer,
+          batch.crash ? { crash: true } : {},
+        );
+      } finally {
+        if (slot.instance === instance) slot.busy = false;
+        if (!closed) queueMicrotask(options.onIdle);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(slots.map((slot) => slot.instance?.close()));
+    },
+  };
+}

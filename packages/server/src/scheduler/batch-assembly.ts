@@ -1,0 +1,120 @@
+/**
+ * Builds a batch's model inputs from its requests (one fresh buffer per input, handed to the worker by
+ * transfer) and cuts the model's outputs back into one response per request (views, no copies). BYTES
+ * become strings for onnxruntime-node and back into byte strings.
+ */
+import { type Datatype, datatypeInfo, type OrtTensorType, type TensorTypedArray } from "@tbench/proto";
+import { ServerError } from "../core/server-error.js";
+import type { Tensor } from "../core/types.js";
+import type { WireTensor } from "../instances/worker-protocol.js";
+import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
+import type { ValidatedRequest } from "./request-validation.js";
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** The model inputs of a batch and the buffers to transfer. */
+export interface AssembledBatch {
+  readonly inputs: WireTensor[];
+  readonly transfer: ArrayBuffer[];
+}
+
+function ortTypeOf(datatype: Datatype): OrtTensorType {
+  const ortType = datatypeInfo(datatype)?.ortType;
+  if (!ortType)
+    throw new ServerError("UNSUPPORTED", `datatype ${datatype} has no onnxruntime-node tensor type`);
+  return ortType;
+}
+
+/** Concatenates the requests' inputs along the batch dimension (max_batch_size 0: the single request's). */
+export function assembleBatch(spec: ModelSpec, requests: readonly ValidatedRequest[]): AssembledBatch {
+  const inputs: WireTensor[] = [];
+  const transfer: ArrayBuffer[] = [];
+  const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
+  const first = requests[0]!;
+  first.inputs.forEach((input, index) => {
+    const dims = spec.maxBatchSize > 0 ? [total, ...input.shape] : [...input.shape];
+    const ortType = ortTypeOf(input.spec.datatype);
+    if (input.spec.datatype === "BYTES") {
+      const strings: string[] = [];
+      for (const request of requests) {
+        for (const element of request.inputs[index]!.tensor.data as Uint8Array[])
+          strings.push(decoder.decode(element));
+      }
+      inputs.push({ name: input.spec.name, ortType, dims, data: strings });
+      return;
+    }
+    const info = datatypeInfo(input.spec.datatype)!;
+    const byteLength = requests.reduce(
+      (sum, r) => sum + (r.inputs[index]!.tensor.data as ArrayBufferView).byteLength,
+      0,
+    );
+    const bytes = new Uint8Array(byteLength);
+    let offset = 0;
+    for (const request of requests) {
+      const data = request.inputs[index]!.tensor.data as ArrayBufferView;
+      bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), offset);
+      offset += data.byteLength;
+    }
+    const ctor = info.typedArray! as unknown as new (buffer: ArrayBuffer) => TensorTypedArray;
+    inputs.push({ name: input.spec.name, ortType, dims, data: new ctor(bytes.buffer) });
+    transfer.push(bytes.buffer);
+  });
+  return { inputs, transfer };
+}
+
+function outputShape(
+  spec: ModelSpec,
+  io: TensorSpec | undefined,
+  dims: readonly number[],
+  rows: number,
+): number[] {
+  const rest = spec.maxBatchSize > 0 ? dims.slice(1) : [...dims];
+  // With a reshape the model produces reshape.shape; the client sees the config's dims.
+  const shown = io?.reshape && !io.dims.includes(-1) ? [...io.dims] : rest;
+  return spec.maxBatchSize > 0 ? [rows, ...shown] : shown;
+}
+
+/** Cuts each output of the batch into the per-request tensors, in request order. */
+export function splitOutputs(
+  spec: ModelSpec,
+  requests: readonly ValidatedRequest[],
+  outputs: readonly WireTensor[],
+): Tensor[][] {
+  const perRequest: Tensor[][] = requests.map(() => []);
+  const specs = new Map(spec.outputs.map((o) => [o.name, o]));
+  for (const output of outputs) {
+    const io = specs.get(output.name);
+    const datatype: Datatype = io?.datatype ?? "FP32";
+    const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
+    const elements = output.dims.reduce((a, b) => a * b, 1);
+    if (spec.maxBatchSize > 0 && output.dims[0] !== total) {
+      throw new ServerError(
+        "INTERNAL",
+        `output '${output.name}' of model '${spec.name}' has batch dimension ${output.dims[0]}, expected ${total}`,
+      );
+    }
+    const perRow = spec.maxBatchSize > 0 && total > 0 ? elements / total : elements;
+    let row = 0;
+    requests.forEach((request, index) => {
+      const rows = spec.maxBatchSize > 0 ? request.batchSize : 1;
+      const start = row * perRow;
+      const end = start + rows * perRow;
+      row += rows;
+      let data: Tensor["data"];
+      if (Array.isArray(output.data)) {
+        data = (output.data as string[]).slice(start, end).map((s) => encoder.encode(s));
+      } else {
+        const typed = output.data as TensorTypedArray;
+        data = typed.subarray(start, end) as TensorTypedArray;
+      }
+      perRequest[index]!.push({
+        name: output.name,
+        datatype,
+        shape: outputShape(spec, io, output.dims, rows),
+        data,
+      });
+    });
+  }
+  return perRequest;
+}

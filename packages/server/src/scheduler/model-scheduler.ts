@@ -1,0 +1,294 @@
+/**
+ * The scheduler of one model version: queues validated requests by priority under their queue policies,
+ * forms batches with the dynamic batcher (or one request per run without dynamic_batching), gives each
+ * batch to any idle instance, and answers every request (in arrival order with preserve_ordering).
+ */
+import type { Clock, TimerHandle } from "../core/clock.js";
+import { ServerError } from "../core/server-error.js";
+import type { TraceFn } from "../core/trace.js";
+import type { InferenceResponse, Tensor } from "../core/types.js";
+import type { InstancePool } from "../instances/instance-pool.js";
+import type { ModelSpec } from "../repository/model-spec.js";
+import type { ExecutionTimes, FailureReason, ModelStatsCollector } from "../stats/model-stats.js";
+import { assembleBatch, splitOutputs } from "./batch-assembly.js";
+import { classify } from "./classification.js";
+import { type BatchableEntry, type BatcherSettings, decideBatch } from "./dynamic-batcher.js";
+import { PriorityQueue } from "./priority-queue.js";
+import { logRequest, type ValidatedRequest } from "./request-validation.js";
+
+/** One version's scheduler. */
+export interface ModelScheduler {
+  /** Queues a validated request; resolves with its response. `startNs`: when the core received it. */
+  submit(request: ValidatedRequest, startNs: number): Promise<InferenceResponse>;
+  /** An instance became idle. */
+  instanceIdle(): void;
+  /** Stops accepting requests and resolves once every accepted one is answered. */
+  drain(): Promise<void>;
+}
+
+export interface ModelSchedulerOptions {
+  readonly spec: ModelSpec;
+  readonly version: string;
+  readonly pool: Pick<InstancePool, "hasIdle" | "run">;
+  readonly clock: Clock;
+  readonly stats: ModelStatsCollector;
+  /** Labels per output name (classification). */
+  readonly labels?: ReadonlyMap<string, readonly string[]>;
+  readonly trace?: TraceFn | undefined;
+  /** Test hook: a request whose parameters hold this key set to true makes the instance's worker exit. */
+  readonly crashParameter?: string | undefined;
+}
+
+interface Pending extends BatchableEntry {
+  readonly validated: ValidatedRequest;
+  readonly startNs: number;
+  readonly seq: number;
+  readonly resolve: (response: InferenceResponse) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The batcher settings a spec implies (no dynamic_batching: one request per run, no delay). */
+export function batcherSettings(spec: ModelSpec): BatcherSettings {
+  const db = spec.dynamicBatching;
+  if (!db) return { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 };
+  return {
+    maxBatchSize: Math.max(1, spec.maxBatchSize),
+    preferredBatchSizes: db.preferredBatchSizes,
+    maxQueueDelayUs: db.maxQueueDelayUs,
+  };
+}
+
+/** The key of the input shapes that must agree within a batch (variable-size inputs, not ragged). */
+function shapeKey(spec: ModelSpec, request: ValidatedRequest): string {
+  let key = "";
+  for (const input of request.inputs) {
+    if (input.spec.allowRaggedBatch || !input.spec.dims.includes(-1)) continue;
+    const shape = spec.maxBatchSize > 0 ? input.tensor.shape.slice(1) : input.tensor.shape;
+    key += `${input.spec.name}:${shape.join("x")};`;
+  }
+  return key;
+}
+
+/** Creates the scheduler for one loaded version. */
+export function createModelScheduler(options: ModelSchedulerOptions): ModelScheduler {
+  const { spec, clock, stats, pool, trace, version } = options;
+  const db = spec.dynamicBatching;
+  const settings = batcherSettings(spec);
+  const defaultPolicy = db?.defaultQueuePolicy ?? {
+    timeoutAction: "REJECT" as const,
+    defaultTimeoutUs: 0,
+    allowTimeoutOverride: false,
+    maxQueueSize: 0,
+  };
+  const queue = new PriorityQueue<Pending>(defaultPolicy, db?.priorityQueuePolicy);
+  const preserveOrdering = db?.preserveOrdering === true;
+  let timer: TimerHandle | undefined;
+  let passScheduled = false;
+  let stopping = false;
+  let inFlight = 0;
+  let nextSeq = 0;
+  let nextToDeliver = 0;
+  const ready = new Map<number, () => void>();
+  const drainWaiters: (() => void)[] = [];
+
+  const deliver = (entry: Pending, settle: () => void) => {
+    if (!preserveOrdering) {
+      settle();
+      return;
+    }
+    ready.set(entry.seq, settle);
+    for (let next = ready.get(nextToDeliver); next; next = ready.get(nextToDeliver)) {
+      ready.delete(nextToDeliver);
+      nextToDeliver++;
+      next();
+    }
+  };
+
+  const checkDrained = () => {
+    if (queue.size() === 0 && inFlight === 0 && ready.size === 0) {
+      for (const waiter of drainWaiters.splice(0)) waiter();
+    }
+  };
+
+  const fail = (entry: Pending, error: unknown, reason: FailureReason) => {
+    const now = clock.nowNs();
+    stats.requestFailed(now - entry.startNs, reason, clock.epochMs());
+    deliver(entry, () => entry.reject(error));
+  };
+
+  const priorityOf = (request: ValidatedRequest): number => {
+    if (!db || db.priorityLevels === 0) return 0;
+    const p = request.request.priority ?? 0;
+    return p === 0 || p > db.priorityLevels ? db.defaultPriorityLevel : p;
+  };
+
+  const respond = (entry: Pending, outputs: Tensor[], queueNs: number, times: ExecutionTimes) => {
+    const request = entry.validated.request;
+    const wanted = new Map((request.outputs ?? []).map((o) => [o.name, o]));
+    const finalOutputs = outputs.map((tensor) => {
+      const k = wanted.get(tensor.name)?.classification ?? 0;
+      return k > 0 ? classify(tensor, k, spec.maxBatchSize > 0, options.labels?.get(tensor.name)) : tensor;
+    });
+    const response: InferenceResponse = {
+      model: spec.name,
+      version,
+      ...(request.id !== undefined && request.id !== "" ? { id: request.id } : {}),
+      outputs: finalOutputs,
+    };
+    stats.requestSucceeded(clock.nowNs() - entry.startNs, queueNs, times, clock.epochMs());
+    deliver(entry, () => entry.resolve(response));
+  };
+
+  const dispatch = (entries: readonly Pending[]) => {
+    const dispatchNs = clock.nowNs();
+    const requests = entries.map((e) => e.validated);
+    const t0 = performance.now();
+    let assembled: ReturnType<typeof assembleBatch>;
+    try {
+      assembled = assembleBatch(spec, requests);
+    } catch (error) {
+      for (const entry of entries) fail(entry, error, "BACKEND");
+      return;
+    }
+    const assembleNs = (performance.now() - t0) * 1e6;
+    const hook = options.crashParameter;
+    const crash = hook !== undefined && requests.some((r) => r.request.parameters?.[hook] === true);
+    const rows = requests.reduce((sum, r) => sum + Math.max(1, r.batchSize), 0);
+    inFlight++;
+    pool
+      .run({
+        inputs: assembled.inputs,
+        outputNames: requests[0]!.outputs.map((o) => o.name),
+        transfer: assembled.transfer,
+        ...(crash ? { crash: true } : {}),
+      })
+      .then(
+        (result) => {
+          const t1 = performance.now();
+          let perRequest: Tensor[][];
+          try {
+            perRequest = splitOutputs(spec, requests, result.outputs);
+          } catch (error) {
+            for (const entry of entries) fail(entry, error, "BACKEND");
+            return;
+          }
+          const times: ExecutionTimes = {
+            computeInputNs: assembleNs + result.inputNs,
+            computeInferNs: result.inferNs,
+            computeOutputNs: result.outputNs + (performance.now() - t1) * 1e6,
+          };
+          stats.executed(rows, times);
+          entries.forEach((entry, i) => {
+            try {
+              respond(entry, perRequest[i]!, dispatchNs - entry.enqueueNs, times);
+            } catch (error) {
+              fail(entry, error, "BACKEND");
+            }
+          });
+        },
+        (error: unknown) => {
+          for (const entry of entries) fail(entry, error, "BACKEND");
+        },
+      )
+      .finally(() => {
+        inFlight--;
+        schedulePass();
+        checkDrained();
+      });
+  };
+
+  const pass = () => {
+    passScheduled = false;
+    for (;;) {
+      const now = clock.nowNs();
+      const { rejected, cancelled } = queue.applyPolicies(now);
+      for (const entry of rejected) {
+        fail(entry, new ServerError("UNAVAILABLE", "Request timeout expired"), "REJECTED");
+      }
+      for (const entry of cancelled) {
+        fail(entry, new ServerError("CANCELLED", `${entry.logPrefix}request was cancelled`), "CANCELED");
+      }
+      if (queue.size() === 0) {
+        timer?.cancel();
+        timer = undefined;
+        break;
+      }
+      if (!pool.hasIdle()) break;
+      const decision = decideBatch(queue.ordered(), settings, now, queue.closestTimeoutNs());
+      if (decision.kind === "empty") break;
+      if (decision.kind === "wait") {
+        trace?.(`${spec.name}:${version} t=${now / 1000}us wait ${decision.waitUs}us: ${decision.reason}`);
+        timer?.cancel();
+        timer = clock.setTimer(() => {
+          timer = undefined;
+          schedulePass();
+        }, decision.waitUs);
+        break;
+      }
+      trace?.(
+        `${spec.name}:${version} t=${now / 1000}us send batch ${decision.batchSize} ` +
+          `(${decision.entries.length} requests): ${decision.reason}`,
+      );
+      timer?.cancel();
+      timer = undefined;
+      queue.remove(new Set(decision.entries));
+      dispatch(decision.entries);
+    }
+    checkDrained();
+  };
+
+  function schedulePass(): void {
+    if (passScheduled) return;
+    passScheduled = true;
+    // Coalesces the arrivals of one tick: requests that arrive together are batched together.
+    queueMicrotask(pass);
+  }
+
+  return {
+    submit(validated, startNs) {
+      const request = validated.request;
+      if (stopping) {
+        return Promise.reject(
+          new ServerError(
+            "UNAVAILABLE",
+            `${logRequest(request)}Server is stopping, scheduler for model has stopped accepting new inference requests`,
+          ),
+        );
+      }
+      return new Promise<InferenceResponse>((resolve, reject) => {
+        const entry: Pending = {
+          validated,
+          startNs,
+          seq: -1,
+          resolve,
+          reject,
+          batchSize: validated.batchSize,
+          enqueueNs: clock.nowNs(),
+          timeoutNs: 0,
+          isCancelled: () => request.signal?.aborted === true,
+          logPrefix: logRequest(request),
+          requestTimeoutUs: request.timeoutUs ?? 0,
+          shapeKey: shapeKey(spec, validated),
+        };
+        try {
+          queue.enqueue(priorityOf(validated), entry);
+        } catch (error) {
+          stats.requestFailed(clock.nowNs() - startNs, "REJECTED", clock.epochMs());
+          reject(error);
+          return;
+        }
+        (entry as { seq: number }).seq = nextSeq++;
+        request.signal?.addEventListener("abort", schedulePass, { once: true });
+        schedulePass();
+      });
+    },
+    instanceIdle: schedulePass,
+    drain() {
+      stopping = true;
+      return new Promise<void>((resolve) => {
+        drainWaiters.push(resolve);
+        schedulePass();
+      });
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * Request validation against a model's configuration, as Triton's InferenceRequest::Normalize does it, with
+ * its messages (`[request id: <id>] ...`). Produces the request's batch size and each input's shape without
+ * the batch dimension (after reshape), which the batcher groups by.
+ */
+import { datatypeInfo } from "@tbench/proto";
+import { ServerError } from "../core/server-error.js";
+import type { InferenceRequest, Tensor } from "../core/types.js";
+import { dimsToString } from "../repository/config-fields.js";
+import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
+
+/** One validated input. */
+export interface ValidatedInput {
+  readonly spec: TensorSpec;
+  readonly tensor: Tensor;
+  /** Shape without the batch dimension, after reshape: what the model sees per batch row. */
+  readonly shape: readonly number[];
+}
+
+/** A request that passed validation. */
+export interface ValidatedRequest {
+  readonly request: InferenceRequest;
+  /** Triton's batch size: the first dimension when max_batch_size > 0, else 0. */
+  readonly batchSize: number;
+  /** In config input order. */
+  readonly inputs: readonly ValidatedInput[];
+  /** Requested outputs (all of the config's when the request names none), in config order. */
+  readonly outputs: readonly TensorSpec[];
+}
+
+/** Triton's request prefix: `[request id: <id>] ` (`<id_unknown>` when the request has no id). */
+export function logRequest(request: { readonly id?: string }): string {
+  return `[request id: ${request.id ? request.id : "<id_unknown>"}] `;
+}
+
+function invalid(message: string): ServerError {
+  return new ServerError("INVALID_ARG", message);
+}
+
+function elementCount(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+function applyReshape(spec: TensorSpec, shape: readonly number[]): readonly number[] {
+  if (!spec.reshape) return shape;
+  const variable = spec.dims.map((d, i) => (d === -1 ? shape[i]! : undefined)).filter((d) => d !== undefined);
+  return spec.reshape.map((d) => (d === -1 ? (variable.shift() ?? -1) : d));
+}
+
+function validateInputCount(spec: ModelSpec, request: InferenceRequest, prefix: string): void {
+  const given = request.inputs.map((t) => t.name);
+  const required = spec.inputs.filter((io) => !io.optional);
+  if (given.length <= spec.inputs.length && given.length >= required.length) return;
+  const missing = required.filter((io) => !given.includes(io.name)).map((io) => `'${io.name}'`);
+  const got = given.length === 0 ? "[]" : `[${given.map((n) => `'${n}'`).join(",")}]`;
+  // Triton builds "[...]" by trimming a trailing comma; with nothing missing that leaves "]".
+  const missingText = missing.length === 0 ? "]" : `[${missing.join(",")}]`;
+  const tail = `inputs for model '${spec.name}'. Got input(s) ${got}, but missing required input(s) ${missingText}. Please provide all required input(s).`;
+  if (required.length === spec.inputs.length) {
+    throw invalid(`${prefix}expected ${spec.inputs.length} inputs but got ${given.length} ${tail}`);
+  }
+  throw invalid(
+    `${prefix}expected number of inputs between ${required.length} and ${spec.inputs.length} but got ${given.length} ${tail}`,
+  );
+}
+
+function validateData(
+  spec: ModelSpec,
+  io: TensorSpec,
+  tensor: Tensor,
+  fullShape: readonly number[],
+  prefix: string,
+): void {
+  const count = elementCount(fullShape);
+  if (io.datatype === "BYTES") {
+    if (!Array.isArray(tensor.data)) {
+      throw invalid(
+        `${prefix}input '${io.name}' for model '${spec.name}' is BYTES but its data is not a list of byte strings`,
+      );
+    }
+    if (tensor.data.length !== count) {
+      throw invalid(
+        `${prefix}expected ${count} string elements for inference input '${io.name}' for model '${spec.name}', got ${tensor.data.length}`,
+      );
+    }
+    return;
+  }
+  const info = datatypeInfo(io.datatype)!;
+  if (Array.isArray(tensor.data) || !(tensor.data instanceof info.typedArray!)) {
+    throw invalid(
+      `${prefix}input '${io.name}' for model '${spec.name}' holds its data in the wrong container for ${io.datatype}`,
+    );
+  }
+  const expected = count * info.byteSize!;
+  const got = (tensor.data as ArrayBufferView).byteLength;
+  if (got !== expected) {
+    throw invalid(
+      `${prefix}input byte size mismatch for input '${io.name}' for model '${spec.name}'. Expected ${expected}, got ${got}`,
+    );
+  }
+}
+
+/** Validates `request` against `spec`; throws ServerError INVALID_ARG with Triton's message. */
+export function validateRequest(spec: ModelSpec, request: InferenceRequest): ValidatedRequest {
+  const prefix = logRequest(request);
+  const outputs = spec.outputs;
+  let requested: readonly TensorSpec[] = outputs;
+  if (request.outputs && request.outputs.length > 0) {
+    const byName = new Map(outputs.map((o) => [o.name, o]));
+    const names = new Set<string>();
+    for (const output of request.outputs) {
+      if (!byName.has(output.name)) {
+        throw invalid(`unexpected inference output '${output.name}' for model '${spec.name}'`);
+      }
+      if (names.has(output.name)) throw invalid(`${prefix}output '${output.name}' already exists in request`);
+      names.add(output.name);
+    }
+    requested = outputs.filter((o) => names.has(o.name));
+  }
+  const seen = new Set<string>();
+  for (const tensor of request.inputs) {
+    if (seen.has(tensor.name)) throw invalid(`${prefix}input '${tensor.name}' already exists in request`);
+    seen.add(tensor.name);
+  }
+  validateInputCount(spec, request, prefix);
+  const specByName = new Map(spec.inputs.map((io) => [io.name, io]));
+  for (const tensor of request.inputs) {
+    if (!specByName.has(tensor.name)) {
+      throw invalid(`unexpected inference input '${tensor.name}' for model '${spec.name}'`);
+    }
+  }
+  let batchSize = 0;
+  if (spec.maxBatchSize > 0) {
+    for (const tensor of request.inputs) {
+      if (tensor.shape.length === 0) {
+        throw invalid(
+          `${prefix}input '${tensor.name}' has no shape but model requires batch dimension for '${spec.name}'`,
+        );
+      }
+      if (batchSize === 0) batchSize = tensor.shape[0]!;
+      else if (tensor.shape[0] !== batchSize) {
+        throw invalid(
+          `${prefix}input '${tensor.name}' batch size does not match other inputs for '${spec.name}'`,
+        );
+      }
+    }
+    if (batchSize > spec.maxBatchSize) {
+      throw invalid(
+        `${prefix}inference request batch-size must be <= ${spec.maxBatchSize} for '${spec.name}'`,
+      );
+    }
+  }
+  const byName = new Map(request.inputs.map((t) => [t.name, t]));
+  const inputs: ValidatedInput[] = [];
+  for (const io of spec.inputs) {
+    const tensor = byName.get(io.name);
+    if (!tensor) continue;
+    if (tensor.datatype !== io.datatype) {
+      throw invalid(
+        `${prefix}inference input '${io.name}' data-type is '${tensor.datatype}', but model '${spec.name}' expects '${io.datatype}'`,
+      );
+    }
+    const shape = spec.maxBatchSize > 0 ? tensor.shape.slice(1) : tensor.shape;
+    let matches = shape.length === io.dims.length;
+    for (let i = 0; matches && i < shape.length; i++) {
+      if (shape[i] === -1) {
+        throw invalid(
+          `${prefix}All input dimensions should be specified for input '${io.name}' for model '${spec.name}', got ${dimsToString(tensor.shape)}`,
+        );
+      }
+      if (io.dims[i] !== -1 && io.dims[i] !== shape[i]) matches = false;
+    }
+    if (!matches || shape.some((d) => !Number.isInteger(d) || d < 0)) {
+      const full = spec.maxBatchSize > 0 ? [-1, ...io.dims] : io.dims;
+      const note =
+        spec.maxBatchSize > 0
+          ? "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended " +
+            "to each input shape. If you want to specify the full shape including the batch dim in your input dims " +
+            "config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
+          : "";
+      throw invalid(
+        `${prefix}unexpected shape for input '${io.name}' for model '${spec.name}'. Expected ${dimsToString(full)}, got ${dimsToString(tensor.shape)}. ${note}`,
+      );
+    }
+    const reshaped = applyReshape(io, shape);
+    validateData(spec, io, tensor, tensor.shape, prefix);
+    inputs.push({ spec: io, tensor, shape: reshaped });
+  }
+  return { request, batchSize, inputs, outputs: requested };
+}

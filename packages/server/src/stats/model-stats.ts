@@ -1,0 +1,142 @@
+/**
+ * Statistics of one model version with Triton's meaning (statistics extension, infer_stats.cc):
+ * per request `success`/`fail` (count 1, ns: request duration), `queue` and the `compute_*` durations of
+ * the batch it ran in; per execution `execution_count` + 1, `inference_count` + batch size and one
+ * `batch_stats` entry per batch size. Also the counters metrics need (pending requests, failures by reason).
+ */
+import type { ModelMetricsSnapshot, ModelStatistics, StatisticDuration } from "../core/types.js";
+
+/** Triton's failure reasons (nv_inference_request_failure `reason` label). */
+export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
+
+/** Durations of one batch execution, in ns. */
+export interface ExecutionTimes {
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}
+
+interface MutableDuration {
+  count: number;
+  ns: number;
+}
+
+interface BatchEntry {
+  compute_input: MutableDuration;
+  compute_infer: MutableDuration;
+  compute_output: MutableDuration;
+}
+
+/** Collects the statistics of one model version. */
+export interface ModelStatsCollector {
+  /** A request was accepted for this version (pending until it succeeds or fails). */
+  requestStarted(): void;
+  /** A request finished successfully. */
+  requestSucceeded(durationNs: number, queueNs: number, times: ExecutionTimes, epochMs: number): void;
+  /** A request failed. `queueNs` when it waited in the queue before failing. */
+  requestFailed(durationNs: number, reason: FailureReason, epochMs: number): void;
+  /** One model execution of `batchSize` rows. */
+  executed(batchSize: number, times: ExecutionTimes): void;
+  /** Seconds the load took. */
+  setLoadDuration(seconds: number): void;
+  statistics(): ModelStatistics;
+  metrics(): ModelMetricsSnapshot;
+}
+
+const zero = (): MutableDuration => ({ count: 0, ns: 0 });
+const add = (d: MutableDuration, ns: number) => {
+  d.count += 1;
+  d.ns += Math.max(0, Math.round(ns));
+};
+const freeze = (d: MutableDuration): StatisticDuration => ({ count: d.count, ns: d.ns });
+
+/** Creates the collector for `model` version `version`. */
+export function createModelStats(model: string, version: string): ModelStatsCollector {
+  let lastInference = 0;
+  let inferenceCount = 0;
+  let executionCount = 0;
+  let pending = 0;
+  let loadDurationSecs = 0;
+  const stats = {
+    success: zero(),
+    fail: zero(),
+    queue: zero(),
+    compute_input: zero(),
+    compute_infer: zero(),
+    compute_output: zero(),
+  };
+  const failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
+  const batches = new Map<number, BatchEntry>();
+  return {
+    requestStarted() {
+      pending++;
+    },
+    requestSucceeded(durationNs, queueNs, times, epochMs) {
+      pending = Math.max(0, pending - 1);
+      add(stats.success, durationNs);
+      add(stats.queue, queueNs);
+      add(stats.compute_input, times.computeInputNs);
+      add(stats.compute_infer, times.computeInferNs);
+      add(stats.compute_output, times.computeOutputNs);
+      lastInference = Math.max(lastInference, epochMs);
+    },
+    requestFailed(durationNs, reason, epochMs) {
+      pending = Math.max(0, pending - 1);
+      add(stats.fail, durationNs);
+      failures[reason]++;
+      lastInference = Math.max(lastInference, epochMs);
+    },
+    executed(batchSize, times) {
+      executionCount++;
+      inferenceCount += batchSize;
+      let entry = batches.get(batchSize);
+      if (!entry) {
+        entry = { compute_input: zero(), compute_infer: zero(), compute_output: zero() };
+        batches.set(batchSize, entry);
+      }
+      add(entry.compute_input, times.computeInputNs);
+      add(entry.compute_infer, times.computeInferNs);
+      add(entry.compute_output, times.computeOutputNs);
+    },
+    setLoadDuration(seconds) {
+      loadDurationSecs = seconds;
+    },
+    statistics() {
+      return {
+        name: model,
+        version,
+        last_inference: lastInference,
+        inference_count: inferenceCount,
+        execution_count: executionCount,
+        inference_stats: {
+          success: freeze(stats.success),
+          fail: freeze(stats.fail),
+          queue: freeze(stats.queue),
+          compute_input: freeze(stats.compute_input),
+          compute_infer: freeze(stats.compute_infer),
+          compute_output: freeze(stats.compute_output),
+          cache_hit: { count: 0, ns: 0 },
+          cache_miss: { count: 0, ns: 0 },
+        },
+        batch_stats: [...batches.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([batchSize, entry]) => ({
+            batch_size: batchSize,
+            compute_input: freeze(entry.compute_input),
+            compute_infer: freeze(entry.compute_infer),
+            compute_output: freeze(entry.compute_output),
+          })),
+        memory_usage: [],
+      };
+    },
+    metrics() {
+      return {
+        model,
+        version,
+        pendingRequests: pending,
+        failuresByReason: { ...failures },
+        loadDurationSecs,
+      };
+    },
+  };
+}
