@@ -54,4 +54,13 @@ export type {
   ModelWarmup,
   ModelWarmup_Input,
 } from "./model-config.js";
+export { withDefaults } from "./pbtxt/defaults.js";
+export type { TextFormatErrorOptions } from "./pbtxt/errors.js";
+export { TextFormatError, TextFormatValueError } from "./pbtxt/errors.js";
+export type { ParseModelConfigOptions } from "./pbtxt/model-config-codec.js";
+export { applyModelConfigDefaults, parseModelConfig, printModelConfig } from "./pbtxt/model-config-codec.js";
+export type { ParseTextFormatOptions } from "./pbtxt/parser.js";
+export { parseTextFormat } from "./pbtxt/parser.js";
+export { printTextFormat } from "./pbtxt/printer.js";
+export type { TextMessage, TextScalar, TextValue } from "./pbtxt/text-message.js";
 export { modelConfigType, protoRoot } from "./proto-root.js";
