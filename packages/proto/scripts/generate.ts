@@ -2,12 +2,14 @@
 //   static.js, static.d.ts     pbjs/pbts static code (encode/decode/fromObject/toObject per message)
 //   descriptor.ts              protobufjs JSON reflection descriptor (protoRoot(), the pbtxt codec)
 //   model-config-types.ts      TypeScript types of ModelConfig's proto3 JSON form
+//   services.ts                gRPC method tables (path, streaming flags, static request/response classes)
 // Usage: tsx scripts/generate.ts [outDir]   (default: src/gen)
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { emitDescriptor } from "./emit-descriptor.js";
 import { emitModelConfigTypes } from "./emit-model-config-types.js";
+import { emitServices } from "./emit-services.js";
 import { emitStatic } from "./emit-static.js";
 import { loadProtoRoot } from "./proto-sources.js";
 
@@ -23,6 +25,7 @@ export async function generateFiles(): Promise<Map<string, string>> {
   files.set("static.d.ts", dts);
   files.set("descriptor.ts", emitDescriptor(root));
   files.set("model-config-types.ts", emitModelConfigTypes(root).text);
+  files.set("services.ts", emitServices(root));
   return files;
 }
 

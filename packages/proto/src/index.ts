@@ -18,6 +18,7 @@ export {
   datatypeInfo,
   isDatatype,
 } from "./datatypes.js";
+export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
 export type {
   BatchInput,
   BatchInput_Kind,

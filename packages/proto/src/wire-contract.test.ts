@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
+import { grpc, grpcInferenceServiceMethods, healthServiceMethods, inference } from "./index.js";
 import { protoRoot } from "./proto-root.js";
 
 const protoDir = fileURLToPath(new URL("../../../proto/", import.meta.url));
@@ -303,6 +304,45 @@ describe("proto/*.proto compiled by protoc", () => {
     assert.equal(stream?.requestStream, true);
     assert.equal(stream?.responseStream, true);
     assert.equal(protoRoot().lookupService("grpc.health.v1.Health").methods["Watch"]?.responseStream, true);
+  });
+});
+
+describe("generated gRPC method tables", () => {
+  const tables = [
+    ["grpc_service.proto", "inference", "GRPCInferenceService", grpcInferenceServiceMethods, inference],
+    ["health.proto", "grpc.health.v1", "Health", healthServiceMethods, grpc.health.v1],
+  ] as const;
+  for (const [fileName, pkg, service, table, namespace] of tables) {
+    test(`${service}: paths, streaming flags and static classes agree with protoc`, () => {
+      const classes = namespace as unknown as Record<string, unknown>;
+      const fromTable = Object.entries(table).map(([key, method]) => {
+        assert.equal(key, method.name);
+        const requestName = Object.keys(classes).find((name) => classes[name] === method.requestType);
+        const responseName = Object.keys(classes).find((name) => classes[name] === method.responseType);
+        return [
+          method.path,
+          `.${pkg}.${requestName}`,
+          `.${pkg}.${responseName}`,
+          method.requestStream,
+          method.responseStream,
+        ];
+      });
+      const fromProtoc = serviceMethods(fileName, service).map(
+        ([name, request, response, client, server]) => [
+          `/${pkg}.${service}/${name}`,
+          request,
+          response,
+          client,
+          server,
+        ],
+      );
+      assert.deepEqual(fromTable, fromProtoc);
+    });
+  }
+
+  test("ModelInfer's path is the one Triton serves", () => {
+    assert.equal(grpcInferenceServiceMethods.ModelInfer.path, "/inference.GRPCInferenceService/ModelInfer");
+    assert.equal(grpcInferenceServiceMethods.ModelInfer.requestType, inference.ModelInferRequest);
   });
 });
 
