@@ -1,9 +1,9 @@
-// The parser against protoc itself: every fixture is encoded by `protoc --encode=inference.ModelConfig`
+// The parser against protoc itself: every fixture and every examples/models config is encoded by `protoc --encode=inference.ModelConfig`
 // with proto/model_config.proto, decoded with protobufjs, and compared field by field with our parse result
 // (reduced to what survives proto3 binary: no default-valued fields without presence, floats as float32).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { modelConfigType } from "../proto-root.js";
@@ -13,9 +13,20 @@ import { type MessageInfo, messageInfo, type ValueKind } from "./schema.js";
 
 const protoDir = fileURLToPath(new URL("../../../../proto/", import.meta.url));
 const fixturesDir = new URL("./fixtures/", import.meta.url);
-const fixtures = readdirSync(fixturesDir)
-  .filter((name) => name.endsWith(".pbtxt"))
-  .sort();
+const modelsDir = new URL("../../../../examples/models/", import.meta.url);
+const corpus: Array<{ name: string; url: URL }> = [
+  ...readdirSync(fixturesDir)
+    .filter((name) => name.endsWith(".pbtxt"))
+    .sort()
+    .map((name) => ({ name: `fixtures/${name}`, url: new URL(name, fixturesDir) })),
+  ...(existsSync(modelsDir) ? readdirSync(modelsDir) : [])
+    .filter((model) => existsSync(new URL(`${model}/config.pbtxt`, modelsDir)))
+    .sort()
+    .map((model) => ({
+      name: `examples/models/${model}/config.pbtxt`,
+      url: new URL(`${model}/config.pbtxt`, modelsDir),
+    })),
+];
 const hasProtoc = spawnSync("protoc", ["--version"]).status === 0;
 
 function isDefault(kind: ValueKind, value: unknown): boolean {
@@ -65,9 +76,14 @@ function protocParse(text: string): Record<string, unknown> {
 describe("parse result equals protoc --encode=inference.ModelConfig", {
   skip: hasProtoc ? false : "protoc is not installed",
 }, () => {
-  for (const name of fixtures) {
+  test("the corpus has the fixtures and the bundled models", () => {
+    assert.ok(corpus.filter((entry) => entry.name.startsWith("fixtures/")).length >= 25);
+    assert.ok(corpus.some((entry) => entry.name === "examples/models/simple/config.pbtxt"));
+  });
+
+  for (const { name, url } of corpus) {
     test(name, () => {
-      const text = readFileSync(new URL(name, fixturesDir), "utf8");
+      const text = readFileSync(url, "utf8");
       const ours = parseTextFormat(modelConfigType(), text, { fileName: name });
       assert.deepStrictEqual(reduce(messageInfo(modelConfigType()), ours), protocParse(text));
     });
