@@ -1,0 +1,165 @@
+/** Request validation messages, checked against Triton's text (core src/infer_request.cc). */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Datatype } from "@tbench/proto";
+import type { InferenceRequest, Tensor } from "../core/types.js";
+import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
+import { validateRequest } from "./request-validation.js";
+
+const io = (
+  name: string,
+  datatype: Datatype,
+  dims: number[],
+  extra: Partial<TensorSpec> = {},
+): TensorSpec => ({
+  name,
+  datatype,
+  dims,
+  optional: false,
+  allowRaggedBatch: false,
+  labelFilename: "",
+  ...extra,
+});
+
+const simple: ModelSpec = {
+  name: "simple",
+  platform: "onnxruntime_onnx",
+  backend: "onnxruntime",
+  maxBatchSize: 8,
+  inputs: [io("INPUT0", "INT32", [16]), io("INPUT1", "INT32", [16])],
+  outputs: [io("OUTPUT0", "INT32", [16]), io("OUTPUT1", "INT32", [16])],
+  instanceGroups: [],
+  defaultModelFilename: "model.onnx",
+  parameters: new Map(),
+};
+
+const int32 = (name: string, shape: number[], length = shape.reduce((a, b) => a * b, 1)): Tensor => ({
+  name,
+  datatype: "INT32",
+  shape,
+  data: new Int32Array(length),
+});
+
+function message(spec: ModelSpec, request: Partial<InferenceRequest>): string {
+  try {
+    validateRequest(spec, { model: spec.name, inputs: [], ...request });
+  } catch (error) {
+    assert.equal((error as { status: string }).status, "INVALID_ARG");
+    return (error as Error).message;
+  }
+  assert.fail("expected validation to fail");
+}
+
+describe("request validation (Triton's messages)", () => {
+  it("accepts a valid request and reports its batch size", () => {
+    const v = validateRequest(simple, {
+      model: "simple",
+      inputs: [int32("INPUT1", [3, 16]), int32("INPUT0", [3, 16])],
+    });
+    assert.equal(v.batchSize, 3);
+    assert.deepEqual(
+      v.inputs.map((i) => [i.spec.name, i.shape]),
+      [
+        ["INPUT0", [16]],
+        ["INPUT1", [16]],
+      ],
+    );
+    assert.deepEqual(
+      v.outputs.map((o) => o.name),
+      ["OUTPUT0", "OUTPUT1"],
+    );
+  });
+
+  it("names missing required inputs", () => {
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [1, 16])] }),
+      "[request id: <id_unknown>] expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], " +
+        "but missing required input(s) ['INPUT1']. Please provide all required input(s).",
+    );
+    assert.equal(
+      message(simple, { id: "7", inputs: [] }),
+      "[request id: 7] expected 2 inputs but got 0 inputs for model 'simple'. Got input(s) [], but missing " +
+        "required input(s) ['INPUT0','INPUT1']. Please provide all required input(s).",
+    );
+  });
+
+  it("uses the range form when the model has optional inputs", () => {
+    const spec = {
+      ...simple,
+      maxBatchSize: 0,
+      inputs: [io("A", "INT32", [1]), io("B", "INT32", [1], { optional: true })],
+    };
+    assert.equal(
+      message(spec, {}),
+      "[request id: <id_unknown>] expected number of inputs between 1 and 2 but got 0 inputs for model 'simple'. " +
+        "Got input(s) [], but missing required input(s) ['A']. Please provide all required input(s).",
+    );
+  });
+
+  it("rejects unknown inputs and outputs", () => {
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [1, 16]), int32("INPUTX", [1, 16])] }),
+      "unexpected inference input 'INPUTX' for model 'simple'",
+    );
+    assert.equal(
+      message(simple, {
+        inputs: [int32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])],
+        outputs: [{ name: "OUT9" }],
+      }),
+      "unexpected inference output 'OUT9' for model 'simple'",
+    );
+  });
+
+  it("checks datatype, shape, batch size and byte size", () => {
+    const fp32: Tensor = { name: "INPUT1", datatype: "FP32", shape: [1, 16], data: new Float32Array(16) };
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [1, 16]), fp32] }),
+      "[request id: <id_unknown>] inference input 'INPUT1' data-type is 'FP32', but model 'simple' expects 'INT32'",
+    );
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [1, 8]), int32("INPUT1", [1, 8])] }),
+      "[request id: <id_unknown>] unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,8]. " +
+        "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to " +
+        "each input shape. If you want to specify the full shape including the batch dim in your input dims config, " +
+        "try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
+    );
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [9, 16]), int32("INPUT1", [9, 16])] }),
+      "[request id: <id_unknown>] inference request batch-size must be <= 8 for 'simple'",
+    );
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [2, 16]), int32("INPUT1", [1, 16])] }),
+      "[request id: <id_unknown>] input 'INPUT1' batch size does not match other inputs for 'simple'",
+    );
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [1, 16], 8), int32("INPUT1", [1, 16])] }),
+      "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 32",
+    );
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", []), int32("INPUT1", [1, 16])] }),
+      "[request id: <id_unknown>] input 'INPUT0' has no shape but model requires batch dimension for 'simple'",
+    );
+  });
+
+  it("checks shapes exactly without a batch dimension when max_batch_size is 0", () => {
+    const spec = { ...simple, maxBatchSize: 0 };
+    assert.equal(
+      message(spec, { inputs: [int32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])] }),
+      "[request id: <id_unknown>] unexpected shape for input 'INPUT0' for model 'simple'. Expected [16], got [1,16]. ",
+    );
+    assert.equal(
+      validateRequest(spec, { model: "simple", inputs: [int32("INPUT0", [16]), int32("INPUT1", [16])] })
+        .batchSize,
+      0,
+    );
+  });
+
+  it("counts BYTES elements", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
+    const text: Tensor = { name: "TEXT", datatype: "BYTES", shape: [3], data: [new Uint8Array([104, 105])] };
+    assert.equal(
+      message(spec, { inputs: [text] }),
+      "[request id: <id_unknown>] expected 3 string elements for inference input 'TEXT' for model 'simple', got 1",
+    );
+  });
+});
