@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { resolveBenchConfig } from "./bench-config.js";
+import { UsageError } from "./usage-error.js";
+
+function fails(options: Record<string, unknown>, message: RegExp): void {
+  assert.throws(
+    () => resolveBenchConfig({ model: "simple", ...options }),
+    (error: unknown) => error instanceof UsageError && message.test(error.message),
+  );
+}
+
+describe("resolveBenchConfig", () => {
+  it("applies perf_analyzer's defaults and freezes the result", () => {
+    const config = resolveBenchConfig({ model: "simple" });
+    assert.equal(config.url, "http://localhost:8000");
+    assert.equal(config.mode, "concurrency");
+    assert.deepEqual(config.range, { start: 1, end: 1, step: 1 });
+    assert.equal(config.measurementMode, "time_windows");
+    assert.equal(config.measurementIntervalMs, 5000);
+    assert.equal(config.measurementRequestCount, 50);
+    assert.equal(config.stabilityPercent, 10);
+    assert.equal(config.maxTrials, 10);
+    assert.equal(config.percentile, undefined);
+    assert.equal(config.latencyThresholdMs, 0);
+    assert.equal(config.batchSize, 1);
+    assert.equal(config.inputData, "random");
+    assert.equal(config.stringLength, 128);
+    assert.equal(config.inputTensorFormat, "binary");
+    assert.equal(config.outputTensorFormat, "binary");
+    assert.equal(config.metricsUrl, "http://localhost:8002/metrics");
+    assert.equal(config.metricsIntervalMs, 1000);
+    assert.equal(config.maxThreads, 16);
+    assert.equal(config.async, false);
+    assert.equal(config.maxErrorRate, 0);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it("request-rate mode: open loop by default, --sync caps in flight at --max-threads (default 4)", () => {
+    const open = resolveBenchConfig({ model: "m", requestRateRange: "100:300:100" });
+    assert.equal(open.mode, "request_rate");
+    assert.deepEqual(open.range, { start: 100, end: 300, step: 100 });
+    assert.equal(open.async, true);
+    const sync = resolveBenchConfig({ model: "m", requestRateRange: "50.5", sync: true });
+    assert.equal(sync.async, false);
+    assert.equal(sync.maxThreads, 4);
+    assert.deepEqual(sync.range, { start: 50.5, end: 50.5, step: 1 });
+  });
+
+  it("parses repeatable flags", () => {
+    const config = resolveBenchConfig({
+      model: "m",
+      shape: ["INPUT0:1,16", "x:y:3"],
+      header: ["Authorization: Bearer t", "X-A:b:c"],
+      inputData: ["a.json", "b.json"],
+    });
+    assert.deepEqual(config.shapes, { INPUT0: [1, 16], "x:y": [3] });
+    assert.deepEqual(config.headers, { Authorization: "Bearer t", "X-A": "b:c" });
+    assert.deepEqual(config.inputData, ["a.json", "b.json"]);
+  });
+
+  it("rejects bad flags with one line naming the flag, what was expected and what was given", () => {
+    assert.throws(
+      () => resolveBenchConfig({}),
+      (e: unknown) => e instanceof UsageError && /^-m: the model name is required/.test(e.message),
+    );
+    fails({ protocol: "grpc" }, /^-i grpc: the gRPC transport is not available in this build; use -i http$/);
+    fails({ protocol: "udp" }, /^-i: expected http or grpc, got "udp"$/);
+    fails(
+      { measurementInterval: "abc" },
+      /^-p\/--measurement-interval: expected a number of milliseconds >= 1, got "abc"$/,
+    );
+    fails(
+      { measurementMode: "windows" },
+      /^--measurement-mode: expected one of time_windows\|count_windows, got "windows"$/,
+    );
+    fails({ concurrencyRange: "4:2" }, /^--concurrency-range: end must be 0 or at least start, got "4:2"$/);
+    fails(
+      { concurrencyRange: "1.5" },
+      /^--concurrency-range: expected start\[:end\[:step\]\] with non-negative whole numbers, got "1.5"$/,
+    );
+    fails(
+      { concurrencyRange: "1:0" },
+      /^--concurrency-range: 'end' and --latency-threshold cannot both be 0$/,
+    );
+    fails({ concurrencyRange: "1:4", requestRateRange: "10" }, /cannot be used together/);
+    fails({ percentile: "100" }, /^--percentile: expected a percentile between 1 and 99/);
+    fails(
+      { shape: ["INPUT0"] },
+      /^--shape: expected name:d1,d2,\.\.\. with whole-number dimensions, got "INPUT0"$/,
+    );
+    fails({ header: ["NoColon"] }, /^-H: expected Header:Value, got "NoColon"$/);
+    fails(
+      { binarySearch: true, concurrencyRange: "1:8" },
+      /^--binary-search: expected a --latency-threshold/,
+    );
+    fails({ async: true, sync: true }, /--async and --sync cannot be used together/);
+    fails({ maxErrorRate: "150" }, /^--max-error-rate: expected a percentage between 0 and 100, got "150"$/);
+    fails({ url: "ftp://x" }, /^-u: expected an http or https URL, got "ftp:\/\/x"$/);
+  });
+});

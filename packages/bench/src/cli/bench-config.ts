@@ -1,0 +1,263 @@
+import { z } from "zod";
+import type { RequestDistribution } from "../load/schedule.js";
+import { normalizeUrl, parseHeader, parseRange, parseShape } from "./parse-values.js";
+import { UsageError } from "./usage-error.js";
+
+/** The validated, defaulted, frozen configuration of one tbench run. Internal code trusts it. */
+export interface BenchConfig {
+  readonly model: string;
+  readonly modelVersion: string | undefined;
+  readonly url: string;
+  readonly protocol: "http";
+  readonly verbosity: number;
+  readonly workers: number;
+  readonly seed: number;
+  // load
+  readonly mode: "concurrency" | "request_rate";
+  readonly range: { readonly start: number; readonly end: number; readonly step: number };
+  /** Explicit levels (library use, e.g. the demo's 1,2,4..32); overrides `range` when set. */
+  readonly levels: readonly number[] | undefined;
+  readonly requestIntervalsFile: string | undefined;
+  readonly requestDistribution: RequestDistribution;
+  readonly binarySearch: boolean;
+  readonly async: boolean;
+  readonly maxThreads: number;
+  // measurement
+  readonly measurementMode: "time_windows" | "count_windows";
+  readonly measurementIntervalMs: number;
+  readonly measurementRequestCount: number;
+  readonly stabilityPercent: number;
+  readonly maxTrials: number;
+  readonly percentile: number | undefined;
+  readonly latencyThresholdMs: number;
+  readonly warmupRequestCount: number;
+  readonly requestCount: number;
+  readonly maxErrorRate: number;
+  readonly stopOnError: boolean;
+  // input data
+  readonly batchSize: number;
+  readonly shapes: Readonly<Record<string, readonly number[]>>;
+  readonly inputData: "zero" | "random" | readonly string[];
+  readonly stringLength: number;
+  readonly stringData: string | undefined;
+  readonly inputTensorFormat: "binary" | "json";
+  readonly outputTensorFormat: "binary" | "json";
+  readonly headers: Readonly<Record<string, string>>;
+  // metrics and reports
+  readonly collectMetrics: boolean;
+  readonly metricsUrl: string;
+  readonly metricsIntervalMs: number;
+  readonly csvFile: string | undefined;
+  readonly verboseCsv: boolean;
+  readonly profileExportFile: string | undefined;
+  readonly jsonFile: string | undefined;
+}
+
+/** The options as commander hands them over (strings; lists for repeatable flags). */
+export type RawOptions = Record<string, unknown>;
+
+function int(flag: string, min: number, what = "a whole number") {
+  return z.string().transform((text, ctx) => {
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isInteger(value) || value < min) {
+      ctx.addIssue({ code: "custom", message: `${flag}: expected ${what} >= ${min}, got "${text}"` });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+function number(flag: string, min: number, max: number, what: string) {
+  return z.string().transform((text, ctx) => {
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+      ctx.addIssue({ code: "custom", message: `${flag}: expected ${what}, got "${text}"` });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+function choice<const T extends readonly [string, ...string[]]>(flag: string, values: T) {
+  return z.string().transform((text, ctx) => {
+    if (!(values as readonly string[]).includes(text)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${flag}: expected one of ${values.join("|")}, got "${text}"`,
+      });
+      return z.NEVER;
+    }
+    return text as T[number];
+  });
+}
+
+const list = z.array(z.string()).default([]);
+
+const rawSchema = z.object({
+  model: z
+    .string({ error: "-m: the model name is required (e.g. tbench -m simple)" })
+    .min(1, "-m: the model name is required"),
+  modelVersion: z.string().optional(),
+  url: z.string().default("localhost:8000"),
+  protocol: z.string().default("http"),
+  verbose: z.number().default(0),
+  workers: int("--workers", 1).default(1),
+  seed: int("--seed", 0).default(1),
+  concurrencyRange: z.string().optional(),
+  requestRateRange: z.string().optional(),
+  requestIntervals: z.string().optional(),
+  requestDistribution: choice("--request-distribution", ["constant", "poisson"]).default("constant"),
+  binarySearch: z.boolean().default(false),
+  async: z.boolean().default(false),
+  sync: z.boolean().default(false),
+  maxThreads: int("--max-threads", 1).optional(),
+  measurementMode: choice("--measurement-mode", ["time_windows", "count_windows"]).default("time_windows"),
+  measurementInterval: int("-p/--measurement-interval", 1, "a number of milliseconds").default(5000),
+  measurementRequestCount: int("--measurement-request-count", 1).default(50),
+  stabilityPercentage: number("-s/--stability-percentage", 0, 1e9, "a percentage > 0").default(10),
+  maxTrials: int("-r/--max-trials", 1).default(10),
+  percentile: z
+    .string()
+    .transform((text, ctx) => {
+      const value = Number(text);
+      if (value === -1) return undefined;
+      if (!Number.isFinite(value) || value <= 0 || value >= 100) {
+        ctx.addIssue({
+          code: "custom",
+          message: `--percentile: expected a percentile between 1 and 99 (or -1 for the average), got "${text}"`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    })
+    .optional(),
+  latencyThreshold: int("-l/--latency-threshold", 0, "a number of milliseconds").default(0),
+  warmupRequestCount: int("--warmup-request-count", 0).default(0),
+  requestCount: int("--request-count", 0).default(0),
+  maxErrorRate: number("--max-error-rate", 0, 100, "a percentage between 0 and 100").default(0),
+  stopOnError: z.boolean().default(false),
+  batchSize: int("-b", 1, "a batch size").default(1),
+  shape: list,
+  inputData: list,
+  stringLength: int("--string-length", 1).default(128),
+  stringData: z.string().optional(),
+  inputTensorFormat: choice("--input-tensor-format", ["binary", "json"]).default("binary"),
+  outputTensorFormat: choice("--output-tensor-format", ["binary", "json"]).default("binary"),
+  header: list,
+  collectMetrics: z.boolean().default(false),
+  metricsUrl: z.string().default("localhost:8002/metrics"),
+  metricsInterval: int("--metrics-interval", 1, "a number of milliseconds").default(1000),
+  file: z.string().min(1, "-f: expected a file path").optional(),
+  verboseCsv: z.boolean().default(false),
+  profileExportFile: z.string().min(1).optional(),
+  json: z.string().min(1, "--json: expected a file path").optional(),
+});
+
+/**
+ * Validates commander's options once, applies perf_analyzer's defaults and cross-flag rules, and returns a
+ * frozen {@link BenchConfig}. Throws {@link UsageError} with a one-line message naming the flag.
+ */
+export function resolveBenchConfig(raw: RawOptions): BenchConfig {
+  const parsed = rawSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(issue?.message ?? "invalid options");
+  }
+  const o = parsed.data;
+  if (o.protocol === "grpc") {
+    throw new UsageError("-i grpc: the gRPC transport is not available in this build; use -i http");
+  }
+  if (o.protocol !== "http") throw new UsageError(`-i: expected http or grpc, got "${o.protocol}"`);
+  if (o.async && o.sync) throw new UsageError("--async and --sync cannot be used together");
+  const given = [o.concurrencyRange, o.requestRateRange, o.requestIntervals].filter((v) => v !== undefined);
+  if (given.length > 1) {
+    throw new UsageError(
+      "--concurrency-range, --request-rate-range and --request-intervals cannot be used together",
+    );
+  }
+  const mode =
+    o.requestRateRange !== undefined || o.requestIntervals !== undefined ? "request_rate" : "concurrency";
+  const range =
+    o.requestRateRange !== undefined
+      ? parseRange("--request-rate-range", o.requestRateRange, false)
+      : o.requestIntervals !== undefined
+        ? { start: 1, end: 1, step: 1 }
+        : parseRange("--concurrency-range", o.concurrencyRange ?? "1", true);
+  const flag = mode === "concurrency" ? "--concurrency-range" : "--request-rate-range";
+  if (range.end === 0 && o.latencyThreshold === 0) {
+    throw new UsageError(`${flag}: 'end' and --latency-threshold cannot both be 0`);
+  }
+  if (o.binarySearch) {
+    if (range.end === 0 || range.end === range.start) {
+      throw new UsageError(`--binary-search: expected ${flag} with an explicit start and end (start < end)`);
+    }
+    if (o.latencyThreshold === 0)
+      throw new UsageError("--binary-search: expected a --latency-threshold to search for");
+  }
+  if (o.percentile !== undefined && o.requestCount > 0 && o.requestCount < 2) {
+    throw new UsageError("--request-count: expected at least 2 requests to compute a percentile");
+  }
+  const shapes: Record<string, number[]> = {};
+  for (const text of o.shape) {
+    const [name, dims] = parseShape(text);
+    shapes[name] = dims;
+  }
+  const headers: Record<string, string> = {};
+  for (const text of o.header) {
+    const [name, value] = parseHeader(text);
+    headers[name] = value;
+  }
+  const inputData =
+    o.inputData.length === 0
+      ? "random"
+      : o.inputData.length === 1 && (o.inputData[0] === "zero" || o.inputData[0] === "random")
+        ? (o.inputData[0] as "zero" | "random")
+        : o.inputData;
+  if (Array.isArray(inputData) && inputData.some((d) => d === "zero" || d === "random")) {
+    throw new UsageError("--input-data: zero and random cannot be combined with JSON files");
+  }
+  const config: BenchConfig = {
+    model: o.model,
+    modelVersion: o.modelVersion,
+    url: normalizeUrl("-u", o.url),
+    protocol: "http",
+    verbosity: o.verbose,
+    workers: o.workers,
+    seed: o.seed,
+    mode,
+    range: Object.freeze(range),
+    levels: undefined,
+    requestIntervalsFile: o.requestIntervals,
+    requestDistribution: o.requestDistribution,
+    binarySearch: o.binarySearch,
+    async: o.async || (mode === "request_rate" && !o.sync),
+    maxThreads: o.maxThreads ?? (mode === "request_rate" ? 4 : 16),
+    measurementMode: o.measurementMode,
+    measurementIntervalMs: o.measurementInterval,
+    measurementRequestCount: o.measurementRequestCount,
+    stabilityPercent: o.stabilityPercentage,
+    maxTrials: o.maxTrials,
+    percentile: o.percentile,
+    latencyThresholdMs: o.latencyThreshold,
+    warmupRequestCount: o.warmupRequestCount,
+    requestCount: o.requestCount,
+    maxErrorRate: o.maxErrorRate / 100,
+    stopOnError: o.stopOnError,
+    batchSize: o.batchSize,
+    shapes: Object.freeze(shapes),
+    inputData: Array.isArray(inputData) ? Object.freeze([...inputData]) : inputData,
+    stringLength: o.stringLength,
+    stringData: o.stringData,
+    inputTensorFormat: o.inputTensorFormat,
+    outputTensorFormat: o.outputTensorFormat,
+    headers: Object.freeze(headers),
+    collectMetrics: o.collectMetrics,
+    metricsUrl: normalizeUrl("--metrics-url", o.metricsUrl),
+    metricsIntervalMs: o.metricsInterval,
+    csvFile: o.file,
+    verboseCsv: o.verboseCsv,
+    profileExportFile: o.profileExportFile,
+    jsonFile: o.json,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,64 @@
+import { UsageError } from "./usage-error.js";
+
+/** A parsed `start:end:step` range. */
+export interface ParsedRange {
+  start: number;
+  end: number;
+  step: number;
+}
+
+/**
+ * Parses perf_analyzer's `start[:end[:step]]` (end defaults to start, step to 1). Concurrency takes whole
+ * numbers, request rates any positive numbers. End 0 means "until the latency threshold".
+ */
+export function parseRange(flag: string, text: string, integer: boolean): ParsedRange {
+  const parts = text.split(":");
+  const what = integer ? "whole numbers" : "numbers";
+  if (parts.length > 3 || parts.some((p) => p.trim() === "")) {
+    throw new UsageError(`${flag}: expected start[:end[:step]] with ${what}, got "${text}"`);
+  }
+  const values = parts.map((p) => Number(p));
+  if (values.some((v) => !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v)))) {
+    throw new UsageError(`${flag}: expected start[:end[:step]] with non-negative ${what}, got "${text}"`);
+  }
+  const [start = 1, end = start, step = 1] = values;
+  if (start <= 0) throw new UsageError(`${flag}: start must be greater than 0, got "${text}"`);
+  if (step <= 0) throw new UsageError(`${flag}: step must be greater than 0, got "${text}"`);
+  if (end !== 0 && end < start)
+    throw new UsageError(`${flag}: end must be 0 or at least start, got "${text}"`);
+  return { start, end, step };
+}
+
+/** Parses `--shape name:d1,d2,...` into a name and positive dimensions. */
+export function parseShape(text: string): [string, number[]] {
+  const colon = text.lastIndexOf(":");
+  const name = text.slice(0, colon);
+  const dims = text.slice(colon + 1).split(",");
+  const values = dims.map((d) => Number(d));
+  if (colon <= 0 || dims.some((d) => d.trim() === "") || values.some((v) => !Number.isInteger(v) || v < 0)) {
+    throw new UsageError(`--shape: expected name:d1,d2,... with whole-number dimensions, got "${text}"`);
+  }
+  return [name, values];
+}
+
+/** Parses `-H Header:Value`. */
+export function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(":");
+  if (colon <= 0) throw new UsageError(`-H: expected Header:Value, got "${text}"`);
+  return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()];
+}
+
+/** Adds `http://` to `host:port` URLs (perf_analyzer's `-u localhost:8000` form). */
+export function normalizeUrl(flag: string, text: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`${flag}: expected host:port or an http(s) URL, got "${text}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`${flag}: expected an http or https URL, got "${text}"`);
+  }
+  return withScheme.replace(/\/+$/, "");
+}

@@ -1,0 +1,162 @@
+import { Command, Option } from "commander";
+import { COMPARE_METRICS } from "../report/compare-results.js";
+
+/** What a parsed command line asks for. */
+export type ParsedCommand =
+  | { kind: "run"; options: Record<string, unknown> }
+  | { kind: "compare"; baseline: string; candidate: string; options: Record<string, unknown> }
+  | { kind: "merge"; inputs: string[]; options: Record<string, unknown> };
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const count = (_: string, previous = 0) => previous + 1;
+
+/** Options that only have a short name in perf_analyzer, mapped to the names tbench's config uses. */
+const SHORT_NAMES: Record<string, string> = {
+  m: "model",
+  x: "modelVersion",
+  u: "url",
+  i: "protocol",
+  b: "batchSize",
+  H: "header",
+  f: "file",
+  v: "verbose",
+};
+
+/**
+ * Builds tbench's commander program: perf_analyzer's flags with its defaults (documented in the help text;
+ * applied by the config resolver so that "given" and "defaulted" stay distinguishable), grouped as in
+ * perf_analyzer's docs/cli.md, plus the `compare` and `merge` subcommands. `onParsed` receives the result.
+ */
+export function createProgram(version: string, onParsed: (command: ParsedCommand) => void): Command {
+  const program = new Command("tbench")
+    .description("A perf_analyzer-compatible load generator for KServe v2 / Triton inference servers.")
+    .version(version, "--version", "print the version")
+    .helpOption("-h, --help", "print this help")
+    .showSuggestionAfterError(true)
+    .allowExcessArguments(false);
+
+  program.optionsGroup("General Options:");
+  program
+    .option("-m <string>", "model name (required)")
+    .option("-x <string>", "model version (default: the latest)")
+    .addOption(new Option("-v", "verbose; repeat (-v -v) for more").argParser(count))
+    .option("--workers <n>", "spread the load over N worker threads (default: 1)")
+    .option("--seed <n>", "seed of Poisson schedules and random input data (default: 1)");
+
+  program.optionsGroup("Measurement Options:");
+  program
+    .addOption(
+      new Option("--measurement-mode <mode>", "time_windows | count_windows (default: time_windows)"),
+    )
+    .option("-p, --measurement-interval <ms>", "window length in time_windows mode, msec (default: 5000)")
+    .option(
+      "--measurement-request-count <n>",
+      "minimum requests per window in count_windows mode (default: 50)",
+    )
+    .option(
+      "-s, --stability-percentage <pct>",
+      "allowed variation between the last 3 windows, % (default: 10)",
+    )
+    .option("--percentile <n>", "stabilize and report on this latency percentile (default: -1, the average)")
+    .option("--warmup-request-count <n>", "requests sent before measuring (default: 0)")
+    .option("--request-count <n>", "measure exactly this many requests, in one window (default: 0, off)")
+    .option("-r, --max-trials <n>", "maximum windows per level while seeking stability (default: 10)")
+    .option(
+      "--concurrency-range <start:end:step>",
+      "concurrency levels (default: 1); end 0 = until -l is hit",
+    )
+    .option(
+      "--request-rate-range <start:end:step>",
+      "request rates, req/s (open loop); end 0 = until -l is hit",
+    )
+    .option("--request-distribution <dist>", "constant | poisson gaps between requests (default: constant)")
+    .option("--request-intervals <file>", "send with the gaps in this file (microseconds, one per line)")
+    .option(
+      "-l, --latency-threshold <ms>",
+      "stop the sweep when latency exceeds this, msec (default: 0, none)",
+    )
+    .option("--binary-search", "binary search between start and end for the latency threshold")
+    .option(
+      "--max-threads <n>",
+      "in-flight cap in request-rate mode with --sync (default: 4 rate, 16 otherwise)",
+    )
+    .option("--max-error-rate <pct>", "a level with more failed requests than this % fails (default: 0)")
+    .option("--stop-on-error", "stop the sweep at the first level that fails on errors");
+
+  program.optionsGroup("Input Data Options:");
+  program
+    .option(
+      "--input-data <zero|random|file>",
+      "input data, or a perf_analyzer JSON file (repeatable)",
+      collect,
+    )
+    .option("-b <n>", "batch size of each request (default: 1)")
+    .option("--shape <name:d1,d2>", "shape of an input with variable dimensions (repeatable)", collect)
+    .option("--string-data <string>", "value of every string (BYTES) element")
+    .option("--string-length <n>", "length of random strings (default: 128)")
+    .option("--input-tensor-format <fmt>", "binary | json (default: binary)")
+    .option("--output-tensor-format <fmt>", "binary | json (default: binary)");
+
+  program.optionsGroup("Request Options:");
+  program
+    .option("-i <protocol>", "http | grpc (default: http; gRPC is not available in this build)")
+    .option(
+      "-a, --async",
+      "asynchronous requests (in request-rate mode: no in-flight cap; the default there)",
+    )
+    .option("--sync", "synchronous requests (in request-rate mode: at most --max-threads in flight)")
+    .option("-H <header:value>", "add an HTTP header to every request (repeatable)", collect);
+
+  program.optionsGroup("Server Options:");
+  program.option("-u <url>", "server URL (default: localhost:8000)");
+
+  program.optionsGroup("Prometheus Metrics Options:");
+  program
+    .option("--collect-metrics", "scrape the server's Prometheus metrics during each window")
+    .option("--metrics-url <url>", "metrics URL (default: localhost:8002/metrics)")
+    .option("--metrics-interval <ms>", "scrape interval, msec (default: 1000)");
+
+  program.optionsGroup("Report Options:");
+  program
+    .option("-f <path>", "write perf_analyzer's CSV latency report")
+    .option("--verbose-csv", "add perf_analyzer's verbose columns to the CSV")
+    .option(
+      "--profile-export-file <path>",
+      "write perf_analyzer's profile export JSON (per-request timestamps)",
+    )
+    .option("--json <path>", "write everything measured, HDR histograms included (for compare and merge)");
+
+  program.action((opts: Record<string, unknown>) => {
+    const options: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(opts)) options[SHORT_NAMES[key] ?? key] = value;
+    onParsed({ kind: "run", options });
+  });
+
+  program
+    .command("compare")
+    .description("compare two --json results side by side and gate on them (exit 1 when the gate fails)")
+    .argument("<baseline>", "baseline result (tbench --json)")
+    .argument("<candidate>", "candidate result (tbench --json)")
+    .option(
+      "--metric <metric>",
+      `metric to compare, repeatable: ${COMPARE_METRICS.join("|")} (default: throughput, p99)`,
+      collect,
+    )
+    .option("--min-ratio <r>", "fail when candidate/baseline (latency: baseline/candidate) is below r")
+    .option("--max-regression <pct>", "fail when the candidate is more than pct % worse")
+    .action((baseline: string, candidate: string, opts: Record<string, unknown>) =>
+      onParsed({ kind: "compare", baseline, candidate, options: opts }),
+    );
+
+  program
+    .command("merge")
+    .description("merge --json results of runs made at the same time (several machines) into one")
+    .argument("<inputs...>", "results to merge (tbench --json)")
+    .requiredOption("-o, --output <path>", "where to write the merged result")
+    .option("--csv <path>", "also write perf_analyzer's CSV of the merged result")
+    .action((inputs: string[], opts: Record<string, unknown>) =>
+      onParsed({ kind: "merge", inputs, options: opts }),
+    );
+
+  return program;
+}

@@ -1,0 +1,48 @@
+// Test helper: level results built from known latencies through the real recorder and summarizer.
+
+import { createWindowRecorder } from "../load/window-recorder.js";
+import type { LevelResult } from "../measure/level-profiler.js";
+import { summarizeWindows } from "../measure/measurement.js";
+import type { ServerSideStats } from "../measure/server-stats.js";
+
+/** Options of {@link syntheticLevel}. */
+export interface SyntheticLevelOptions {
+  mode?: "concurrency" | "request_rate";
+  value: number;
+  latenciesUs: readonly number[];
+  errors?: Record<string, number>;
+  durationMs?: number;
+  server?: ServerSideStats;
+  startMs?: number;
+}
+
+/** A level whose single window holds exactly the given latencies (microseconds). */
+export function syntheticLevel(options: SyntheticLevelOptions): LevelResult {
+  const mode = options.mode ?? "concurrency";
+  const recorder = createWindowRecorder({ keepRequests: true, trackUncorrected: mode === "request_rate" });
+  const start = options.startMs ?? 1_700_000_000_000;
+  for (const us of options.latenciesUs) {
+    recorder.recordSent(0, false);
+    recorder.recordSuccess(start, start, start + us / 1000);
+  }
+  for (const [kind, n] of Object.entries(options.errors ?? {})) {
+    for (let i = 0; i < n; i++) recorder.recordError(kind, start, start + 1);
+  }
+  const window = {
+    startMs: start,
+    endMs: start + (options.durationMs ?? 1000),
+    part: recorder.swap(),
+    server: options.server,
+    metrics: undefined,
+    overhead: { cpuPercent: 10, eventLoopDelayP99Ms: 1, warning: undefined },
+  };
+  const measurement = summarizeWindows([window], 1, [50, 90, 95, 99, 99.9]);
+  return {
+    level: { mode, value: options.value },
+    status: "ok",
+    stable: true,
+    measurement,
+    windows: [measurement],
+    messages: [],
+  };
+}

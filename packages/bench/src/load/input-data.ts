@@ -1,0 +1,306 @@
+import { type Datatype, datatypeInfo } from "@tbench/proto";
+import { createSeededRandom } from "./schedule.js";
+
+/** An input as the model's metadata describes it (`-1` for variable dimensions). */
+export interface InputMetadata {
+  readonly name: string;
+  readonly datatype: Datatype;
+  readonly shape: readonly number[];
+}
+
+/** One tensor of a request, in the shape `@tbench/client`'s `InferInput` accepts. */
+export interface TensorData {
+  name: string;
+  datatype: Datatype;
+  shape: number[];
+  data: ArrayLike<number | bigint> | string[];
+}
+
+/** Expected output values (from `validation_data`), flattened. */
+export interface ExpectedOutput {
+  name: string;
+  values: (number | string | boolean)[];
+}
+
+/** The data of one distinct request; requests use these round-robin. */
+export interface RequestData {
+  inputs: TensorData[];
+  expected: ExpectedOutput[] | undefined;
+}
+
+/** A parsed perf_analyzer input-data JSON file. */
+export interface InputDataFile {
+  path: string;
+  json: unknown;
+}
+
+/** Options of {@link buildRequestData}. */
+export interface InputDataOptions {
+  inputs: readonly InputMetadata[];
+  /** `max_batch_size` from the model config: > 0 means the first metadata dimension is the batch. */
+  maxBatchSize: number;
+  batchSize: number;
+  /** `--shape name:d1,d2` (without the batch dimension). */
+  shapes: Readonly<Record<string, readonly number[]>>;
+  source: "zero" | "random" | readonly InputDataFile[];
+  stringLength: number;
+  stringData: string | undefined;
+  seed?: number;
+}
+
+function product(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+/** The per-sample shape of an input: `--shape`, or the metadata's shape without the batch dimension. */
+function sampleShape(
+  input: InputMetadata,
+  options: InputDataOptions,
+  fromFile?: readonly number[],
+): number[] {
+  const given = fromFile ?? options.shapes[input.name];
+  const declared = options.maxBatchSize > 0 ? input.shape.slice(1) : [...input.shape];
+  if (given !== undefined) {
+    if (given.length !== declared.length) {
+      throw new Error(
+        `--shape ${input.name}: expected ${declared.length} dimension(s) (model declares [${declared.join(",")}]), ` +
+          `got [${given.join(",")}]`,
+      );
+    }
+    return [...given];
+  }
+  if (declared.some((d) => d < 0)) {
+    throw new Error(
+      `input ${input.name} has variable dimensions [${declared.join(",")}]; give its shape with ` +
+        `--shape ${input.name}:${declared.map((d) => (d < 0 ? "N" : String(d))).join(",")}`,
+    );
+  }
+  return declared;
+}
+
+function generate(
+  datatype: Datatype,
+  count: number,
+  kind: "zero" | "random",
+  options: InputDataOptions,
+  random: () => number,
+): TensorData["data"] {
+  if (datatype === "BYTES") {
+    const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    return Array.from({ length: count }, () => {
+      if (options.stringData !== undefined) return options.stringData;
+      if (kind === "zero") return "0".repeat(options.stringLength);
+      let s = "";
+      for (let i = 0; i < options.stringLength; i++) s += alphabet[Math.floor(random() * alphabet.length)];
+      return s;
+    });
+  }
+  const info = datatypeInfo(datatype);
+  if (info?.typedArray === undefined) throw new Error(`unsupported input datatype ${datatype}`);
+  const array = new info.typedArray(count);
+  if (kind === "zero") return array;
+  for (let i = 0; i < count; i++) {
+    const u = random();
+    switch (datatype) {
+      case "FP32":
+      case "FP64":
+        (array as Float32Array)[i] = u;
+        break;
+      case "FP16": // bit patterns of half floats in [0, 1)
+        (array as Uint16Array)[i] = Math.floor(u * 0x3bff);
+        break;
+      case "BF16": // bit patterns of bfloat16 values in [0, 1)
+        (array as Uint16Array)[i] = Math.floor(u * 0x3f7f);
+        break;
+      case "BOOL":
+        (array as Uint8Array)[i] = u < 0.5 ? 0 : 1;
+        break;
+      case "INT64":
+      case "UINT64":
+        (array as BigInt64Array)[i] = BigInt(Math.floor(u * 256));
+        break;
+      default:
+        // Small non-negative values keep every integer type (and sums of them) in range.
+        (array as Int32Array)[i] = Math.floor(u * 128);
+    }
+  }
+  return array;
+}
+
+function flattenValues(value: unknown, into: unknown[]): unknown[] {
+  if (Array.isArray(value)) for (const v of value) flattenValues(v, into);
+  else into.push(value);
+  return into;
+}
+
+interface FileStep {
+  values: Record<string, { values: unknown[]; shape: number[] | undefined }>;
+  expected: ExpectedOutput[] | undefined;
+}
+
+function decodeB64(b64: string, datatype: Datatype, where: string): unknown[] {
+  const bytes = Buffer.from(b64, "base64");
+  if (datatype === "BYTES") return [bytes.toString("utf8")];
+  const info = datatypeInfo(datatype);
+  if (info?.typedArray === undefined || info.byteSize === undefined)
+    throw new Error(`${where}: bad datatype`);
+  if (bytes.byteLength % info.byteSize !== 0) {
+    throw new Error(`${where}: b64 data of ${bytes.byteLength} bytes is not a multiple of ${info.byteSize}`);
+  }
+  const copy = new Uint8Array(bytes);
+  return Array.from(
+    new info.typedArray(copy.buffer, 0, bytes.byteLength / info.byteSize) as ArrayLike<unknown>,
+  );
+}
+
+/** Reads perf_analyzer's JSON input format: `{"data": [...steps or streams...], "validation_data": [...]}`. */
+function readFileSteps(file: InputDataFile, inputs: readonly InputMetadata[]): FileStep[] {
+  const json = file.json as { data?: unknown; validation_data?: unknown };
+  if (json === null || typeof json !== "object" || !Array.isArray(json.data)) {
+    throw new Error(
+      `${file.path}: expected an object with a "data" array (perf_analyzer's input data format)`,
+    );
+  }
+  const steps = (json.data as unknown[]).flatMap((entry) => (Array.isArray(entry) ? entry : [entry]));
+  const validation = Array.isArray(json.validation_data)
+    ? (json.validation_data as unknown[]).flatMap((entry) => (Array.isArray(entry) ? entry : [entry]))
+    : undefined;
+  if (validation !== undefined && validation.length !== steps.length) {
+    throw new Error(
+      `${file.path}: "validation_data" has ${validation.length} entries, expected one per "data" entry (${steps.length})`,
+    );
+  }
+  return steps.map((step, index) => {
+    const where = `${file.path}, data[${index}]`;
+    if (step === null || typeof step !== "object") throw new Error(`${where}: expected an object of inputs`);
+    const values: FileStep["values"] = {};
+    for (const input of inputs) {
+      const raw = (step as Record<string, unknown>)[input.name];
+      if (raw === undefined) throw new Error(`${where}: input "${input.name}" is missing`);
+      if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
+        const obj = raw as { content?: unknown; shape?: unknown; b64?: unknown };
+        const shape = Array.isArray(obj.shape) ? (obj.shape as number[]) : undefined;
+        if (typeof obj.b64 === "string") {
+          values[input.name] = {
+            values: decodeB64(obj.b64, input.datatype, `${where}.${input.name}`),
+            shape,
+          };
+        } else if (obj.content !== undefined) {
+          values[input.name] = { values: flattenValues(obj.content, []), shape };
+        } else {
+          throw new Error(`${where}.${input.name}: expected an array, {"content", "shape"} or {"b64"}`);
+        }
+      } else {
+        values[input.name] = { values: flattenValues(raw, []), shape: undefined };
+      }
+    }
+    let expected: ExpectedOutput[] | undefined;
+    const check = validation?.[index];
+    if (check !== undefined && check !== null && typeof check === "object") {
+      expected = Object.entries(check as Record<string, unknown>).map(([name, value]) => {
+        const content =
+          value !== null && typeof value === "object" && !Array.isArray(value)
+            ? (value as { content?: unknown }).content
+            : value;
+        return { name, values: flattenValues(content, []) as ExpectedOutput["values"] };
+      });
+    }
+    return { values, expected };
+  });
+}
+
+function toTensorData(datatype: Datatype, values: unknown[], where: string): TensorData["data"] {
+  if (datatype === "BYTES") return values.map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
+  const info = datatypeInfo(datatype);
+  if (info?.typedArray === undefined) throw new Error(`${where}: unsupported datatype ${datatype}`);
+  const array = new info.typedArray(values.length);
+  const big = datatype === "INT64" || datatype === "UINT64";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    const n = typeof v === "boolean" ? Number(v) : v;
+    if (typeof n !== "number" && typeof n !== "string") {
+      throw new Error(`${where}: expected numbers, got ${JSON.stringify(v)} at element ${i}`);
+    }
+    if (big) (array as BigInt64Array)[i] = BigInt(n);
+    else (array as Float64Array)[i] = Number(n);
+  }
+  return array;
+}
+
+function concatData(datatype: Datatype, parts: TensorData["data"][]): TensorData["data"] {
+  if (datatype === "BYTES") return (parts as string[][]).flat();
+  const info = datatypeInfo(datatype);
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new info!.typedArray!(total);
+  let offset = 0;
+  for (const part of parts) {
+    (out as Float64Array).set(part as Float64Array, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/**
+ * Builds the distinct requests tbench sends, from the model's metadata and the input-data options, as
+ * perf_analyzer does: zero or seeded random data of the declared (or `--shape`) shape, or the steps of
+ * JSON files (appended in order). With `-b N` on a batching model each request stacks N samples.
+ */
+export function buildRequestData(options: InputDataOptions): RequestData[] {
+  const { inputs, batchSize } = options;
+  if (options.maxBatchSize === 0 && batchSize > 1) {
+    throw new Error(`-b ${batchSize}: the model does not support batching (max_batch_size 0); use -b 1`);
+  }
+  if (options.maxBatchSize > 0 && batchSize > options.maxBatchSize) {
+    throw new Error(`-b ${batchSize}: expected at most the model's max_batch_size ${options.maxBatchSize}`);
+  }
+  const batched = (shape: number[]) => (options.maxBatchSize > 0 ? [batchSize, ...shape] : shape);
+
+  if (options.source === "zero" || options.source === "random") {
+    const kind = options.source;
+    const random = createSeededRandom(options.seed ?? 1);
+    const tensors = inputs.map((input) => {
+      const shape = batched(sampleShape(input, options));
+      return {
+        name: input.name,
+        datatype: input.datatype,
+        shape,
+        data: generate(input.datatype, product(shape), kind, options, random),
+      };
+    });
+    return [{ inputs: tensors, expected: undefined }];
+  }
+
+  const steps = options.source.flatMap((file) => readFileSteps(file, inputs));
+  if (steps.length === 0) throw new Error("--input-data: the JSON file(s) hold no data entries");
+  return steps.map((_, first) => {
+    const group = Array.from({ length: batchSize }, (__, k) => steps[(first + k) % steps.length]!);
+    const tensors = inputs.map((input) => {
+      let shape: number[] = [];
+      const parts = group.map((step, k) => {
+        const entry = step.values[input.name]!;
+        shape = sampleShape(input, options, entry.shape);
+        const where = `--input-data, data[${(first + k) % steps.length}].${input.name}`;
+        if (entry.values.length !== product(shape)) {
+          throw new Error(
+            `${where}: expected ${product(shape)} element(s) for shape [${shape.join(",")}], got ${entry.values.length}`,
+          );
+        }
+        return toTensorData(input.datatype, entry.values, where);
+      });
+      return {
+        name: input.name,
+        datatype: input.datatype,
+        shape: batched(shape),
+        data: concatData(input.datatype, parts),
+      };
+    });
+    const expectations = group.map((step) => step.expected);
+    const expected = expectations.every((e) => e !== undefined)
+      ? (expectations[0] ?? []).map((out) => ({
+          name: out.name,
+          values: expectations.flatMap((e) => e.find((o) => o.name === out.name)?.values ?? []),
+        }))
+      : undefined;
+    return { inputs: tensors, expected };
+  });
+}

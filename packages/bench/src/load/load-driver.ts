@@ -1,0 +1,118 @@
+import { createConcurrencyLoad } from "./concurrency-load.js";
+import { createRateLoad } from "./rate-load.js";
+import type { RequestSender } from "./request-sender.js";
+import { createRequestTicket } from "./request-ticket.js";
+import { createRateSchedule, type RequestDistribution, type SendSchedule } from "./schedule.js";
+import { createWindowRecorder, type WindowPart } from "./window-recorder.js";
+
+/** One point of a sweep: a concurrency, or a request rate (requests per second). */
+export interface LoadLevel {
+  readonly mode: "concurrency" | "request_rate";
+  readonly value: number;
+}
+
+/** How request-rate levels turn into send schedules. */
+export interface RateSettings {
+  distribution: RequestDistribution;
+  seed: number;
+  /** `--request-intervals`: used instead of the rate (gaps in ms); the level's value is then informational. */
+  customIntervalsMs: Float64Array | undefined;
+  /** In-flight cap in rate mode (`--sync`: `--max-threads`), `Infinity` for open loop (`--async`). */
+  maxInFlight: number;
+  /** This driver's share of the rate (1 for one process; 1/N for each of N workers). */
+  rateShare: number;
+  /** Phase offset of this driver's sends as a fraction of one gap (spreads N workers' constant schedules). */
+  phase: number;
+}
+
+/**
+ * Generates load and hands out what it measured window by window. The in-process driver and the
+ * worker-thread driver (`--workers N`) both implement it, so the measurement layer does not care which runs.
+ */
+export interface LoadDriver {
+  /** Applies a level (starting load, or changing it without pausing). */
+  apply(level: LoadLevel): Promise<void>;
+  /** Limits how many more requests are sent (`Infinity`: no limit). */
+  setBudget(requests: number): Promise<void>;
+  /** Ends the current window: returns what it measured and starts the next. */
+  collect(): Promise<WindowPart>;
+  /** Requests completed in the current window so far (may lag by one progress tick with workers). */
+  completedCount(): number;
+  /** Stops sending and waits for in-flight requests. */
+  stop(): Promise<void>;
+  /** Stops and releases everything (senders, workers); idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link createLocalLoadDriver}. */
+export interface LocalLoadDriverOptions {
+  sender: RequestSender;
+  rate: RateSettings;
+  keepRequests: boolean;
+  /** The run's mode; uncorrected latencies are tracked in request-rate mode only. */
+  mode: LoadLevel["mode"];
+  /** First request number and stride (workers interleave their data indices). */
+  firstIndex?: number;
+  indexStride?: number;
+}
+
+/** Builds the send schedule for a rate level under the given settings. */
+export function scheduleForLevel(level: LoadLevel, rate: RateSettings): SendSchedule {
+  if (rate.customIntervalsMs !== undefined) {
+    const intervals = rate.customIntervalsMs.map((ms) => ms / rate.rateShare);
+    const totalMs = intervals.reduce((a, b) => a + b, 0);
+    return { intervalsMs: intervals, ratePerSec: (intervals.length * 1000) / totalMs };
+  }
+  return createRateSchedule({
+    ratePerSec: level.value * rate.rateShare,
+    distribution: rate.distribution,
+    seed: rate.seed,
+  });
+}
+
+/** Creates the in-process load driver. */
+export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriver {
+  const { sender, rate } = options;
+  const tickets = createRequestTicket(options.firstIndex ?? 0, options.indexStride ?? 1);
+  // In concurrency mode the send time is the due time, so an uncorrected histogram would only repeat it.
+  const recorder = createWindowRecorder({
+    keepRequests: options.keepRequests,
+    trackUncorrected: options.mode === "request_rate",
+  });
+  const concurrency = createConcurrencyLoad({ sender, recorder, tickets });
+  const rateLoad = createRateLoad({ sender, recorder, tickets, maxInFlight: rate.maxInFlight });
+  let closed = false;
+
+  return {
+    async apply(level) {
+      if (level.mode !== options.mode) {
+        throw new Error(`this driver runs ${options.mode} levels, got a ${level.mode} level`);
+      }
+      if (level.mode === "concurrency") {
+        concurrency.setConcurrency(level.value);
+      } else {
+        const schedule = scheduleForLevel(level, rate);
+        const gapMs = 1000 / schedule.ratePerSec;
+        rateLoad.setSchedule(schedule, gapMs * rate.phase);
+      }
+    },
+    async setBudget(requests) {
+      tickets.setBudget(requests);
+    },
+    async collect() {
+      return recorder.swap();
+    },
+    completedCount() {
+      return recorder.completedCount;
+    },
+    async stop() {
+      await Promise.all([concurrency.stop(), rateLoad.stop()]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([concurrency.stop(), rateLoad.stop()]);
+      await sender.close();
+    },
+  };
+}

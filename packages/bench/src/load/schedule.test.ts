@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createRateSchedule, createSeededRandom, parseRequestIntervals } from "./schedule.js";
+
+describe("createRateSchedule", () => {
+  it("constant: one gap of exactly 1000/rate ms", () => {
+    const schedule = createRateSchedule({ ratePerSec: 250, distribution: "constant", seed: 1 });
+    assert.deepEqual([...schedule.intervalsMs], [4]);
+    assert.equal(schedule.ratePerSec, 250);
+  });
+
+  it("poisson: the same seed gives the same gaps, another seed different ones", () => {
+    const a = createRateSchedule({ ratePerSec: 100, distribution: "poisson", seed: 7, length: 64 });
+    const b = createRateSchedule({ ratePerSec: 100, distribution: "poisson", seed: 7, length: 64 });
+    const c = createRateSchedule({ ratePerSec: 100, distribution: "poisson", seed: 8, length: 64 });
+    assert.deepEqual([...a.intervalsMs], [...b.intervalsMs]);
+    assert.notDeepEqual([...a.intervalsMs], [...c.intervalsMs]);
+  });
+
+  it("poisson: exponential gaps with mean 1000/rate (fixed seed, so this is deterministic)", () => {
+    const { intervalsMs } = createRateSchedule({ ratePerSec: 200, distribution: "poisson", seed: 1 });
+    const values = [...intervalsMs];
+    const mean = values.reduce((x, y) => x + y, 0) / values.length;
+    assert.ok(Math.abs(mean - 5) < 0.15, `mean gap ${mean} ms, expected about 5 ms`);
+    assert.ok(values.every((v) => v >= 0 && Number.isFinite(v)));
+    // Exponential: about 1 - 1/e of the gaps are shorter than the mean.
+    const shorter = values.filter((v) => v < 5).length / values.length;
+    assert.ok(Math.abs(shorter - (1 - Math.exp(-1))) < 0.02, `share below mean ${shorter}`);
+  });
+
+  it("rejects a non-positive rate", () => {
+    assert.throws(
+      () => createRateSchedule({ ratePerSec: 0, distribution: "constant", seed: 1 }),
+      /positive number, got 0/,
+    );
+  });
+
+  it("the seeded generator is stable across runs (mulberry32 reference values)", () => {
+    const random = createSeededRandom(1);
+    const first = [random(), random(), random()].map((v) => v.toFixed(8));
+    const again = createSeededRandom(1);
+    assert.deepEqual(
+      [again(), again(), again()].map((v) => v.toFixed(8)),
+      first,
+    );
+    assert.ok(first.every((v) => Number(v) >= 0 && Number(v) < 1));
+  });
+});
+
+describe("parseRequestIntervals", () => {
+  it("reads microseconds per line, exactly, skipping blank lines", () => {
+    const schedule = parseRequestIntervals("1000\n\n2500\r\n500\n");
+    assert.deepEqual([...schedule.intervalsMs], [1, 2.5, 0.5]);
+    assert.equal(schedule.ratePerSec, 750);
+  });
+
+  it("names the bad line", () => {
+    assert.throws(
+      () => parseRequestIntervals("100\nabc\n", "f.txt"),
+      /f\.txt, line 2: expected a non-negative number of microseconds, got "abc"/,
+    );
+    assert.throws(() => parseRequestIntervals("\n\n", "f.txt"), /at least one interval/);
+    assert.throws(() => parseRequestIntervals("0\n0\n", "f.txt"), /add up to 0/);
+  });
+});

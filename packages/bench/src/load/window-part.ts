@@ -1,0 +1,63 @@
+import { decodeHistogram, encodeHistogram, mergeHistograms } from "../measure/histogram.js";
+import { mergeMoments } from "../measure/latency-stats.js";
+import type { RequestRecord, WindowPart } from "./window-recorder.js";
+
+/** A {@link WindowPart} with its histograms encoded, so it can cross a thread (or a file) losslessly. */
+export type EncodedWindowPart = Omit<WindowPart, "latency" | "uncorrected"> & {
+  latency: string;
+  uncorrected: string | undefined;
+};
+
+/** Encodes a window part for postMessage. */
+export function encodeWindowPart(part: WindowPart): EncodedWindowPart {
+  return {
+    ...part,
+    latency: encodeHistogram(part.latency),
+    uncorrected: part.uncorrected === undefined ? undefined : encodeHistogram(part.uncorrected),
+  };
+}
+
+/** Decodes a window part encoded by {@link encodeWindowPart}. */
+export function decodeWindowPart(part: EncodedWindowPart): WindowPart {
+  return {
+    ...part,
+    latency: decodeHistogram(part.latency),
+    uncorrected: part.uncorrected === undefined ? undefined : decodeHistogram(part.uncorrected),
+  };
+}
+
+/** Adds window parts (from several workers, or several consecutive windows): counts, histograms, records. */
+export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
+  const errorsByKind: Record<string, number> = {};
+  let requests: RequestRecord[] | undefined;
+  for (const part of parts) {
+    for (const [kind, count] of Object.entries(part.errorsByKind)) {
+      errorsByKind[kind] = (errorsByKind[kind] ?? 0) + count;
+    }
+    if (part.requests !== undefined) requests = (requests ?? []).concat(part.requests);
+  }
+  const withUncorrected = parts.filter((p) => p.uncorrected !== undefined);
+  return {
+    sentCount: sum(parts, (p) => p.sentCount),
+    successCount: sum(parts, (p) => p.successCount),
+    errorCount: sum(parts, (p) => p.errorCount),
+    errorsByKind,
+    lateSendCount: sum(parts, (p) => p.lateSendCount),
+    maxSendLagUs: Math.max(0, ...parts.map((p) => p.maxSendLagUs)),
+    latency: mergeHistograms(parts.map((p) => p.latency)),
+    latencyMoments: mergeMoments(parts.map((p) => p.latencyMoments)),
+    uncorrected:
+      withUncorrected.length === 0 ? undefined : mergeHistograms(withUncorrected.map((p) => p.uncorrected!)),
+    uncorrectedMoments:
+      withUncorrected.length === 0
+        ? undefined
+        : mergeMoments(withUncorrected.map((p) => p.uncorrectedMoments!)),
+    requests,
+  };
+}
+
+function sum<T>(items: readonly T[], pick: (item: T) => number): number {
+  let total = 0;
+  for (const item of items) total += pick(item);
+  return total;
+}

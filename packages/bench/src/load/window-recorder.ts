@@ -1,0 +1,104 @@
+import { createLatencyHistogram, type LatencyHistogram } from "../measure/histogram.js";
+import { addLatency, createLatencyMoments, type LatencyMoments } from "../measure/latency-stats.js";
+
+/** One request as perf_analyzer's profile export records it (epoch milliseconds, fractional). */
+export interface RequestRecord {
+  /** When the request was due: the scheduled time in rate mode, the send time otherwise. */
+  readonly startMs: number;
+  /** When the response (or error) arrived. */
+  readonly endMs: number;
+  readonly ok: boolean;
+}
+
+/**
+ * Everything the load layer measured between two window boundaries. Latencies count successful requests
+ * only. `latency` is measured from the scheduled send time in rate mode (coordinated omission corrected)
+ * and from the actual send otherwise; `uncorrected` (rate mode only, else `undefined`) from the actual send.
+ */
+export interface WindowPart {
+  sentCount: number;
+  successCount: number;
+  errorCount: number;
+  errorsByKind: Record<string, number>;
+  /** Sends dispatched later than the late threshold after their scheduled time (rate mode). */
+  lateSendCount: number;
+  /** Largest dispatch lag seen, microseconds. */
+  maxSendLagUs: number;
+  latency: LatencyHistogram;
+  latencyMoments: LatencyMoments;
+  uncorrected: LatencyHistogram | undefined;
+  uncorrectedMoments: LatencyMoments | undefined;
+  requests: RequestRecord[] | undefined;
+}
+
+/** Options of {@link createWindowRecorder}. */
+export interface WindowRecorderOptions {
+  /** Keep one record per request (for `--profile-export-file`); costs memory. */
+  keepRequests: boolean;
+  /** Record uncorrected latencies separately (rate mode). */
+  trackUncorrected: boolean;
+}
+
+/** Accumulates request outcomes; `swap()` hands over the current window and starts a new one. */
+export interface WindowRecorder {
+  recordSuccess(scheduledMs: number, sentMs: number, endMs: number): void;
+  recordError(kind: string, scheduledMs: number, endMs: number): void;
+  recordSent(lagMs: number, late: boolean): void;
+  /** Completed (success + error) requests in the current window. */
+  readonly completedCount: number;
+  swap(): WindowPart;
+}
+
+function emptyPart(options: WindowRecorderOptions): WindowPart {
+  return {
+    sentCount: 0,
+    successCount: 0,
+    errorCount: 0,
+    errorsByKind: {},
+    lateSendCount: 0,
+    maxSendLagUs: 0,
+    latency: createLatencyHistogram(),
+    latencyMoments: createLatencyMoments(),
+    uncorrected: options.trackUncorrected ? createLatencyHistogram() : undefined,
+    uncorrectedMoments: options.trackUncorrected ? createLatencyMoments() : undefined,
+    requests: options.keepRequests ? [] : undefined,
+  };
+}
+
+/** Creates a recorder. Latencies are rounded to whole microseconds (at least 1) before recording. */
+export function createWindowRecorder(options: WindowRecorderOptions): WindowRecorder {
+  let part = emptyPart(options);
+  return {
+    recordSuccess(scheduledMs, sentMs, endMs) {
+      part.successCount += 1;
+      const latencyUs = Math.max(1, Math.round((endMs - scheduledMs) * 1000));
+      part.latency.recordValue(latencyUs);
+      addLatency(part.latencyMoments, latencyUs);
+      if (part.uncorrected !== undefined && part.uncorrectedMoments !== undefined) {
+        const uncorrectedUs = Math.max(1, Math.round((endMs - sentMs) * 1000));
+        part.uncorrected.recordValue(uncorrectedUs);
+        addLatency(part.uncorrectedMoments, uncorrectedUs);
+      }
+      part.requests?.push({ startMs: scheduledMs, endMs, ok: true });
+    },
+    recordError(kind, scheduledMs, endMs) {
+      part.errorCount += 1;
+      part.errorsByKind[kind] = (part.errorsByKind[kind] ?? 0) + 1;
+      part.requests?.push({ startMs: scheduledMs, endMs, ok: false });
+    },
+    recordSent(lagMs, late) {
+      part.sentCount += 1;
+      if (late) part.lateSendCount += 1;
+      const lagUs = lagMs * 1000;
+      if (lagUs > part.maxSendLagUs) part.maxSendLagUs = lagUs;
+    },
+    get completedCount() {
+      return part.successCount + part.errorCount;
+    },
+    swap() {
+      const done = part;
+      part = emptyPart(options);
+      return done;
+    },
+  };
+}

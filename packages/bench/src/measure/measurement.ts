@@ -1,0 +1,129 @@
+import { mergeWindowParts } from "../load/window-part.js";
+import type { RequestRecord, WindowPart } from "../load/window-recorder.js";
+import { type LatencyHistogram, type PercentileMap, readPercentiles } from "./histogram.js";
+import { averageUs, type LatencyMoments, standardDeviationUs } from "./latency-stats.js";
+import type { MetricsSummary } from "./metrics-scraper.js";
+import type { OverheadSummary } from "./overhead-monitor.js";
+import { addServerStats, type ServerSideStats } from "./server-stats.js";
+
+/** One measurement window as it was taken. */
+export interface MeasuredWindow {
+  startMs: number;
+  endMs: number;
+  part: WindowPart;
+  server: ServerSideStats | undefined;
+  metrics: MetricsSummary | undefined;
+  overhead: OverheadSummary;
+}
+
+/** Latency figures in microseconds. */
+export interface LatencySummary {
+  avgUs: number;
+  stdUs: number;
+  minUs: number;
+  maxUs: number;
+  /** Keyed by percentile: 50, 90, 95, 99, 99.9 and any `--percentile`. */
+  percentiles: PercentileMap;
+}
+
+/** What tbench reports for a level: one window, or the merged stable windows. */
+export interface Measurement {
+  durationMs: number;
+  batchSize: number;
+  /** Successful requests. */
+  requestCount: number;
+  sentCount: number;
+  errorCount: number;
+  /** errors / (successes + errors), 0..1. */
+  errorRate: number;
+  errorsByKind: Record<string, number>;
+  /** Successful inferences per second (requests x batch size). */
+  inferPerSec: number;
+  /** Latency from the due time (rate mode) or the send (concurrency mode). */
+  latency: LatencySummary;
+  /** Rate mode: latency from the actual send, which hides coordinated omission. */
+  uncorrectedLatency: LatencySummary | undefined;
+  lateSendCount: number;
+  maxSendLagUs: number;
+  histogram: LatencyHistogram;
+  uncorrectedHistogram: LatencyHistogram | undefined;
+  /** Exact sums behind the average and deviation (kept so results merge without loss). */
+  latencyMoments: LatencyMoments;
+  uncorrectedMoments: LatencyMoments | undefined;
+  server: ServerSideStats | undefined;
+  metrics: MetricsSummary | undefined;
+  overhead: OverheadSummary;
+  /** Window start times then the last end, epoch ms (perf_analyzer's `window_boundaries`). */
+  windowBoundariesMs: number[];
+  requests: RequestRecord[] | undefined;
+}
+
+/** Latency figures from a histogram (percentiles) and exact moments (average, deviation, min, max). */
+export function latencySummary(
+  histogram: LatencyHistogram,
+  moments: LatencyMoments,
+  percentiles: number[],
+): LatencySummary {
+  return {
+    avgUs: averageUs(moments),
+    stdUs: standardDeviationUs(moments),
+    minUs: moments.count === 0 ? 0 : moments.minUs,
+    maxUs: moments.maxUs,
+    percentiles: readPercentiles(histogram, percentiles),
+  };
+}
+
+/** The latency a window is judged by for stability and the threshold: the average, or `--percentile`. */
+export function stabilizingLatencyUs(measurement: Measurement, percentile: number | undefined): number {
+  return percentile === undefined
+    ? measurement.latency.avgUs
+    : (measurement.latency.percentiles[String(percentile)] ?? measurement.latency.avgUs);
+}
+
+/** Summarizes consecutive windows into one measurement (all of them merged: counts, histograms, stats). */
+export function summarizeWindows(
+  windows: readonly MeasuredWindow[],
+  batchSize: number,
+  percentiles: number[],
+): Measurement {
+  const first = windows[0];
+  const last = windows[windows.length - 1];
+  if (first === undefined || last === undefined)
+    throw new Error("summarizeWindows needs at least one window");
+  const part = mergeWindowParts(windows.map((w) => w.part));
+  const durationMs = windows.reduce((total, w) => total + (w.endMs - w.startMs), 0);
+  const completed = part.successCount + part.errorCount;
+  const servers = windows.map((w) => w.server).filter((s) => s !== undefined);
+  const cpu = windows.reduce((total, w) => total + w.overhead.cpuPercent, 0) / windows.length;
+  const warnings = windows.map((w) => w.overhead.warning).filter((w) => w !== undefined);
+  return {
+    durationMs,
+    batchSize,
+    requestCount: part.successCount,
+    sentCount: part.sentCount,
+    errorCount: part.errorCount,
+    errorRate: completed === 0 ? 0 : part.errorCount / completed,
+    errorsByKind: part.errorsByKind,
+    inferPerSec: durationMs > 0 ? (part.successCount * batchSize * 1000) / durationMs : 0,
+    latency: latencySummary(part.latency, part.latencyMoments, percentiles),
+    uncorrectedLatency:
+      part.uncorrected === undefined || part.uncorrectedMoments === undefined
+        ? undefined
+        : latencySummary(part.uncorrected, part.uncorrectedMoments, percentiles),
+    lateSendCount: part.lateSendCount,
+    maxSendLagUs: part.maxSendLagUs,
+    histogram: part.latency,
+    uncorrectedHistogram: part.uncorrected,
+    latencyMoments: part.latencyMoments,
+    uncorrectedMoments: part.uncorrectedMoments,
+    server: servers.length === windows.length ? addServerStats(servers) : undefined,
+    metrics: last.metrics,
+    overhead: {
+      cpuPercent: cpu,
+      eventLoopDelayP99Ms: Math.max(...windows.map((w) => w.overhead.eventLoopDelayP99Ms)),
+      warning: warnings[warnings.length - 1],
+    },
+    windowBoundariesMs: [...windows.map((w) => w.startMs), last.endMs],
+    requests: part.requests,
+  };
+}

@@ -1,0 +1,105 @@
+import {
+  decodeHistogram,
+  encodeHistogram,
+  mergeHistograms,
+  STANDARD_PERCENTILES,
+} from "../measure/histogram.js";
+import { type LatencyMoments, mergeMoments } from "../measure/latency-stats.js";
+import { latencySummary } from "../measure/measurement.js";
+import type { LevelJson, ResultJson } from "./json-result.js";
+
+const STATUS_ORDER = ["ok", "unstable", "latency_threshold", "error_rate", "no_data", "interrupted"];
+
+function restoreMoments(m: LatencyMoments): LatencyMoments {
+  return m.count === 0 ? { ...m, minUs: Number.POSITIVE_INFINITY } : m;
+}
+
+function mergeLevel(levels: readonly LevelJson[]): LevelJson {
+  const first = levels[0]!;
+  const histogram = mergeHistograms(levels.map((l) => decodeHistogram(l.histograms.latencyUs)));
+  const moments = mergeMoments(levels.map((l) => restoreMoments(l.moments.latency)));
+  const withUncorrected = levels.filter(
+    (l) => l.histograms.uncorrectedLatencyUs !== null && l.moments.uncorrected,
+  );
+  const uncorrectedHistogram =
+    withUncorrected.length === 0
+      ? undefined
+      : mergeHistograms(withUncorrected.map((l) => decodeHistogram(l.histograms.uncorrectedLatencyUs!)));
+  const uncorrectedMoments =
+    withUncorrected.length === 0
+      ? undefined
+      : mergeMoments(withUncorrected.map((l) => restoreMoments(l.moments.uncorrected!)));
+  const percentiles = [
+    ...new Set([
+      ...STANDARD_PERCENTILES,
+      ...levels.flatMap((l) => Object.keys(l.latency.percentiles).map(Number)),
+    ]),
+  ].sort((a, b) => a - b);
+  const errorsByKind: Record<string, number> = {};
+  for (const level of levels) {
+    for (const [kind, n] of Object.entries(level.errorsByKind))
+      errorsByKind[kind] = (errorsByKind[kind] ?? 0) + n;
+  }
+  const requestCount = levels.reduce((t, l) => t + l.requestCount, 0);
+  const errorCount = levels.reduce((t, l) => t + l.errorCount, 0);
+  const status = levels
+    .map((l) => l.status)
+    .sort((a, b) => STATUS_ORDER.indexOf(b) - STATUS_ORDER.indexOf(a))[0]!;
+  const summary = latencySummary(histogram, moments, percentiles);
+  return {
+    ...first,
+    status: status as LevelJson["status"],
+    stable: levels.every((l) => l.stable),
+    durationMs: Math.max(...levels.map((l) => l.durationMs)),
+    requestCount,
+    sentCount: levels.reduce((t, l) => t + l.sentCount, 0),
+    errorCount,
+    errorRate: requestCount + errorCount === 0 ? 0 : errorCount / (requestCount + errorCount),
+    errorsByKind,
+    // The runs loaded the server at the same time: their throughputs add up.
+    inferPerSec: levels.reduce((t, l) => t + l.inferPerSec, 0),
+    latency: summary,
+    uncorrectedLatency:
+      uncorrectedHistogram === undefined || uncorrectedMoments === undefined
+        ? null
+        : latencySummary(uncorrectedHistogram, uncorrectedMoments, percentiles),
+    lateSendCount: levels.reduce((t, l) => t + l.lateSendCount, 0),
+    maxSendLagUs: Math.max(...levels.map((l) => l.maxSendLagUs)),
+    histograms: {
+      latencyUs: encodeHistogram(histogram),
+      uncorrectedLatencyUs: uncorrectedHistogram === undefined ? null : encodeHistogram(uncorrectedHistogram),
+    },
+    moments: {
+      latency: { ...moments, minUs: Number.isFinite(moments.minUs) ? moments.minUs : 0 },
+      uncorrected: uncorrectedMoments ?? null,
+    },
+    windows: levels.flatMap((l) => l.windows ?? []),
+    messages: levels.flatMap((l) => l.messages ?? []),
+  };
+}
+
+/**
+ * Combines results of runs that loaded the same server at the same time (several machines): per level
+ * (mode and value), counts and throughputs add, HDR histograms add bucket by bucket (so percentiles are
+ * exactly those of all requests together, at the histogram's precision), averages come from exact sums.
+ * Server statistics are those of the first run (every run saw the same server).
+ */
+export function mergeResults(results: readonly ResultJson[]): ResultJson {
+  const first = results[0];
+  if (first === undefined) throw new Error("merge needs at least one result");
+  const byLevel = new Map<string, LevelJson[]>();
+  for (const result of results) {
+    for (const level of result.levels) {
+      const key = `${level.mode}:${level.value}`;
+      const list = byLevel.get(key) ?? [];
+      list.push(level);
+      byLevel.set(key, list);
+    }
+  }
+  return {
+    ...first,
+    createdAt: new Date().toISOString(),
+    sources: results.reduce((t, r) => t + (r.sources ?? 1), 0),
+    levels: [...byLevel.values()].map(mergeLevel),
+  };
+}
