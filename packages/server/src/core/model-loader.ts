@@ -181,7 +181,7 @@ export async function loadModelFromRepository(
     else if (existsSync(configPath)) {
       const text = await readFile(configPath, "utf8");
       try {
-        config = parseConfigText(text);
+        config = parseConfigText(text, configPath);
       } catch (error) {
         fail(
           `failed to read text proto from ${configPath}: ${error instanceof Error ? error.message : String(error)}`,
