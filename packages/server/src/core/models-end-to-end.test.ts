@@ -1,0 +1,182 @@
+/**
+ * Real sessions through `infer`: numeric results against independent computation (the TypeScript MLP
+ * reference), every kind of tensor crossing the worker boundary (BYTES, FP16, BOOL, INT64), classification,
+ * batching of concurrent requests, statistics; and a worker that dies mid-request.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { mlpForward } from "../../../../examples/model-builder/mlp-reference.js";
+import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
+import {
+  bundledConfig,
+  createFixtureRepository,
+  createRecordingLogger,
+  type FixtureRepository,
+} from "./test-fixtures.test.js";
+import type { Tensor } from "./types.js";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+describe("bundled models end to end", () => {
+  let repo: FixtureRepository;
+  let core: InferenceCoreHandle;
+
+  before(async () => {
+    repo = createFixtureRepository({
+      mlp: { config: "bundled" },
+      identity_bytes: { config: bundledConfig("identity_bytes") + "\ninstance_group [ { count: 1 } ]\n" },
+      identity_fp16: { config: bundledConfig("identity_fp16") + "\ninstance_group [ { count: 1 } ]\n" },
+      identity_bool: { config: bundledConfig("identity_bool") + "\ninstance_group [ { count: 1 } ]\n" },
+      identity_int64: { config: bundledConfig("identity_int64") + "\ninstance_group [ { count: 1 } ]\n" },
+    });
+    core = await createInferenceCore({ modelRepository: repo.dir, logger: createRecordingLogger() });
+  });
+  after(async () => {
+    await core?.close();
+    repo?.remove();
+  });
+
+  const mlpInput = (rows: number, seed: number) =>
+    Float32Array.from({ length: rows * 64 }, (_, i) => Math.sin(seed * 7.3 + i * 0.37) * 2);
+
+  it("mlp matches the TypeScript reference, for concurrent requests batched together", async () => {
+    const inputs = [1, 3, 2, 5].map((rows, seed) => mlpInput(rows, seed));
+    const responses = await Promise.all(
+      inputs.map((data) =>
+        core.infer({
+          model: "mlp",
+          inputs: [{ name: "input", datatype: "FP32", shape: [data.length / 64, 64], data }],
+        }),
+      ),
+    );
+    responses.forEach((response, i) => {
+      const output = response.outputs[0]!;
+      const expected = mlpForward(inputs[i]!);
+      assert.deepEqual(output.shape, [inputs[i]!.length / 64, 10]);
+      const got = output.data as Float32Array;
+      assert.equal(got.length, expected.length);
+      for (let k = 0; k < got.length; k++) assert.ok(Math.abs(got[k]! - expected[k]!) < 1e-5, `element ${k}`);
+    });
+    const [stats] = core.modelStatistics("mlp");
+    assert.equal(stats?.inference_count, 11);
+    assert.equal(stats?.inference_stats.success.count, 4);
+    // Four requests that arrived together (dynamic_batching, one instance): fewer runs than requests.
+    assert.ok((stats?.execution_count ?? 0) < 4, `execution_count ${stats?.execution_count}`);
+  });
+
+  it("classification: top-k 'value:index' strings per row, highest first", async () => {
+    const data = mlpInput(2, 9);
+    const response = await core.infer({
+      model: "mlp",
+      inputs: [{ name: "input", datatype: "FP32", shape: [2, 64], data }],
+      outputs: [{ name: "probabilities", classification: 3 }],
+    });
+    const output = response.outputs[0]!;
+    assert.equal(output.datatype, "BYTES");
+    assert.deepEqual(output.shape, [2, 3]);
+    const expected = mlpForward(data);
+    const rows = [0, 1].map((r) =>
+      [...expected.slice(r * 10, r * 10 + 10)]
+        .map((value, index) => ({ value, index }))
+        .sort((a, b) => b.value - a.value)
+        .slice(0, 3)
+        .map(({ index }) => index),
+    );
+    const got = (output.data as Uint8Array[]).map((b) => decoder.decode(b));
+    assert.deepEqual(
+      got.map((s) => Number(s.split(":")[1])),
+      rows.flat(),
+    );
+    assert.match(got[0]!, /^\d\.\d{6}:\d$/);
+  });
+
+  it("BYTES, FP16, BOOL and INT64 tensors round-trip through the workers", async () => {
+    // onnxruntime-node string tensors end an element at a NUL byte, so the elements here hold none.
+    const strings = ["", "héllo", "a\tb", "x".repeat(1000)];
+    const bytes = await core.infer({
+      model: "identity_bytes",
+      inputs: [
+        { name: "INPUT0", datatype: "BYTES", shape: [2, 2], data: strings.map((s) => encoder.encode(s)) },
+      ],
+    });
+    assert.deepEqual(
+      (bytes.outputs[0]!.data as Uint8Array[]).map((b) => decoder.decode(b)),
+      strings,
+    );
+    assert.deepEqual(bytes.outputs[0]!.shape, [2, 2]);
+
+    const half = Uint16Array.from([0x3c00, 0xc000, 0x7c00, 0x0001, 0x7e00]);
+    const fp16 = await core.infer({
+      model: "identity_fp16",
+      inputs: [{ name: "INPUT0", datatype: "FP16", shape: [1, 5], data: half }],
+    });
+    assert.deepEqual(Array.from(fp16.outputs[0]!.data as Uint16Array), Array.from(half));
+
+    const flags = Uint8Array.from([1, 0, 0, 1]);
+    const bool = await core.infer({
+      model: "identity_bool",
+      inputs: [{ name: "INPUT0", datatype: "BOOL", shape: [2, 2], data: flags }],
+    });
+    assert.deepEqual(Array.from(bool.outputs[0]!.data as Uint8Array), [1, 0, 0, 1]);
+
+    const big = BigInt64Array.from([2n ** 62n + 1n, -(2n ** 60n), 0n]);
+    const int64: Tensor = { name: "INPUT0", datatype: "INT64", shape: [3, 1], data: big };
+    const out = await core.infer({ model: "identity_int64", inputs: [int64] });
+    assert.deepEqual(Array.from(out.outputs[0]!.data as BigInt64Array), Array.from(big));
+  });
+
+  it("keeps the caller's input buffers intact (inputs are copied into the batch, not transferred)", async () => {
+    const data = mlpInput(1, 4);
+    await core.infer({ model: "mlp", inputs: [{ name: "input", datatype: "FP32", shape: [1, 64], data }] });
+    assert.equal(data.length, 64);
+    assert.equal(data.buffer.byteLength, 256);
+  });
+});
+
+describe("worker death", () => {
+  let repo: FixtureRepository;
+  let core: InferenceCoreHandle;
+  const logger = createRecordingLogger();
+
+  before(async () => {
+    const config = bundledConfig("simple") + "\ninstance_group [ { count: 1, kind: KIND_CPU } ]\n";
+    repo = createFixtureRepository({ simple: { config } });
+    core = await createInferenceCore({
+      modelRepository: repo.dir,
+      logger,
+      crashWorkerParameter: "test_crash",
+    });
+  });
+  after(async () => {
+    await core?.close();
+    repo?.remove();
+  });
+
+  const request = (crash: boolean) => ({
+    model: "simple",
+    inputs: [
+      { name: "INPUT0", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(3) },
+      { name: "INPUT1", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+    ],
+    ...(crash ? { parameters: { test_crash: true } } : {}),
+  });
+
+  it("fails the requests a dying instance held with INTERNAL, replaces it, and serves the next request", async () => {
+    await assert.rejects(core.infer(request(true)), {
+      name: "ServerError",
+      status: "INTERNAL",
+      message: /^model instance 'simple_0_0' died while running the request: worker exited with code 70$/,
+    });
+    const response = await core.infer(request(false));
+    assert.deepEqual(Array.from(response.outputs[0]!.data as Int32Array), new Array(16).fill(4));
+    assert.ok(
+      logger.lines.some((l) =>
+        /^W model instance 'simple_0_0' of 'simple' version 1 died .*starting a replacement$/.test(l),
+      ),
+    );
+    const [metrics] = core.metricsSnapshot();
+    assert.equal(metrics?.failuresByReason["BACKEND"], 1);
+    assert.equal(metrics?.pendingRequests, 0);
+  });
+});
