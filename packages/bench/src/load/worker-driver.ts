@@ -13,9 +13,16 @@ export interface WorkerLoadDriverOptions {
   keepRequests: boolean;
 }
 
-// Run from source (tsx) the entry is a .ts file; built, a .js file next to this one.
-const entryExtension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-const WORKER_ENTRY = new URL(`./worker-entry${entryExtension}`, import.meta.url);
+// Built, the entry is worker-entry.js next to this file. Run from source (tsx), it is a .ts file, and a
+// worker thread does not get the parent's tsx loader, so the worker registers tsx before importing it.
+const fromSource = import.meta.url.endsWith(".ts");
+const WORKER_ENTRY = new URL(`./worker-entry${fromSource ? ".ts" : ".js"}`, import.meta.url);
+
+function startWorker(): Worker {
+  if (!fromSource) return new Worker(WORKER_ENTRY);
+  const bootstrap = `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(WORKER_ENTRY.href)}); })`;
+  return new Worker(bootstrap, { eval: true });
+}
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -52,7 +59,7 @@ export async function createWorkerLoadDriver(options: WorkerLoadDriverOptions): 
   }
 
   for (let i = 0; i < count; i++) {
-    const worker = new Worker(WORKER_ENTRY);
+    const worker = startWorker();
     const handle: WorkerHandle = { worker, completed: 0, pending: new Map() };
     worker.on("message", (message: WorkerMessage) => {
       if (message.type === "progress") {
@@ -65,10 +72,12 @@ export async function createWorkerLoadDriver(options: WorkerLoadDriverOptions): 
       if (message.error !== undefined) waiter.reject(new Error(`load worker ${i}: ${message.error}`));
       else waiter.resolve(message.result);
     });
-    worker.on("error", (error) => {
+    const failAll = (error: Error) => {
       for (const waiter of handle.pending.values()) waiter.reject(error);
       handle.pending.clear();
-    });
+    };
+    worker.on("error", failAll);
+    worker.on("exit", (code) => failAll(new Error(`load worker ${i} exited (code ${code})`)));
     handles.push(handle);
   }
 

@@ -28,13 +28,14 @@ export function formatSettings(s: SettingsSummary): string {
     lines.push(`  Minimum number of samples in each window: ${s.measurementRequestCount}`);
   } else {
     lines.push('  Using "time_windows" mode for stabilization');
-    lines.push(`  Measurement window: ${s.measurementIntervalMs} msec`);
   }
   lines.push(
     s.percentile === undefined
       ? "  Stabilizing using average latency and throughput"
       : `  Stabilizing using p${s.percentile} latency and throughput`,
   );
+  if (s.measurementMode === "time_windows")
+    lines.push(`  Measurement window: ${s.measurementIntervalMs} msec`);
   lines.push(`  Latency limit: ${s.latencyThresholdMs} msec`);
   if (s.mode === "concurrency") lines.push(`  Concurrency limit: ${s.limit} concurrent requests`);
   else lines.push(`  Request Rate limit: ${s.limit} requests per seconds`);
