@@ -38,6 +38,8 @@ async function createSession(): Promise<{ session: ort.InferenceSession; cudaFal
     };
   }
   try {
+    // onnxruntime logs its own error when the CUDA provider is missing; the pool logs one clear line instead.
+    ort.env.logLevel = "fatal";
     const session = await ort.InferenceSession.create(init.modelPath, {
       ...base,
       executionProviders: [{ name: "cuda", deviceId: init.cudaDeviceId }],

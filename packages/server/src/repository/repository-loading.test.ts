@@ -214,6 +214,12 @@ describe("model control", () => {
       simple: { config: simpleConfig("simple") },
       plain: { from: "simple" },
       bad: { from: "simple", config: simpleConfig("other") },
+      gpu: {
+        from: "simple",
+        config:
+          bundledConfig("simple").replace('name: "simple"', 'name: "gpu"') +
+          "\ninstance_group [ { kind: KIND_GPU } ]\n",
+      },
     });
   });
   after(() => repo?.remove());
@@ -228,6 +234,7 @@ describe("model control", () => {
     try {
       assert.deepEqual(await core.repositoryIndex(), [
         { name: "bad" },
+        { name: "gpu" },
         { name: "plain" },
         { name: "simple", version: "1", state: "READY", reason: "" },
       ]);
@@ -266,6 +273,29 @@ describe("model control", () => {
         plain?.reason,
         "Invalid argument: unable to load model 'plain', configuration expects 0 inputs, model provides 2",
       );
+    } finally {
+      await core.close();
+    }
+  });
+
+  it("KIND_GPU without CUDA falls back to CPU with one clear log line", async () => {
+    const logger = createRecordingLogger();
+    const core = await createInferenceCore({
+      modelRepository: repo.dir,
+      modelControlMode: "explicit",
+      loadModels: ["gpu"],
+      logger,
+    });
+    try {
+      assert.equal(core.isModelReady("gpu"), true);
+      const fallback = logger.lines.filter((l) => l.includes("CUDA is not available"));
+      assert.equal(fallback.length, 1);
+      assert.match(
+        fallback[0]!,
+        /^W model instance 'gpu_0_0' of 'gpu' version 1 asked for KIND_GPU \(cuda device 0\) but CUDA is not available, running on CPU/,
+      );
+      const groups = (core.modelConfig("gpu") as { instance_group?: unknown }).instance_group;
+      assert.deepEqual(groups, [{ kind: "KIND_GPU", name: "gpu_0", count: 1, gpus: [0] }]);
     } finally {
       await core.close();
     }
