@@ -9,3 +9,5 @@ export { createInferenceCore } from "./core/create-inference-core.js";
 export * from "./core/logger.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";
+export type { RunningServer, ServerOptions } from "./server.js";
+export { startServer } from "./server.js";

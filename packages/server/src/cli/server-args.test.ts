@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { CliUsageError, parseServerArgs } from "./server-args.js";
+
+const parse = (...argv: string[]) => parseServerArgs(argv, () => {});
+
+test("defaults are Triton's ports, loopback, none mode, 64 MiB", () => {
+  const { options, logVerbose } = parse("--model-repository", "models");
+  assert.deepEqual(options, {
+    modelRepository: "models",
+    httpPort: 8000,
+    grpcPort: 8001,
+    metricsPort: 8002,
+    httpAddress: "127.0.0.1",
+    modelControlMode: "none",
+    loadModels: [],
+    strictReadiness: true,
+    httpMaxInputSize: 64 * 1024 * 1024,
+    disableAutoCompleteConfig: false,
+    exitOnError: false,
+  });
+  assert.equal(logVerbose, 0);
+});
+
+test("every flag, repeatable --load-model, boolean flags with and without values", () => {
+  const { options, logVerbose } = parse(
+    "--model-repository=/m",
+    "--http-port",
+    "0",
+    "--grpc-port=9001",
+    "--metrics-port",
+    "9002",
+    "--http-address",
+    "0.0.0.0",
+    "--model-control-mode",
+    "explicit",
+    "--load-model",
+    "simple",
+    "--load-model=heavy",
+    "--strict-readiness=false",
+    "--http-max-input-size",
+    "1024",
+    "--disable-auto-complete-config",
+    "--exit-on-error",
+    "--log-verbose",
+    "1",
+    "--allow-metrics",
+    "false",
+  );
+  assert.deepEqual(options, {
+    modelRepository: "/m",
+    httpPort: 0,
+    grpcPort: 9001,
+    metricsPort: false,
+    httpAddress: "0.0.0.0",
+    modelControlMode: "explicit",
+    loadModels: ["simple", "heavy"],
+    strictReadiness: false,
+    httpMaxInputSize: 1024,
+    disableAutoCompleteConfig: true,
+    exitOnError: true,
+  });
+  assert.equal(logVerbose, 1);
+});
+
+test("bad command lines name the flag, the value and what is allowed", () => {
+  const cases: [string[], string][] = [
+    [[], "required option '--model-repository <dir>' not specified"],
+    [
+      ["--model-repository", "m", "--http-port", "http"],
+      "invalid --http-port 'http': expected a port number",
+    ],
+    [
+      ["--model-repository", "m", "--metrics-port", "70000"],
+      "invalid --metrics-port '70000': expected a port from 0 to 65535",
+    ],
+    [
+      ["--model-repository", "m", "--http-port", "1.5"],
+      "invalid --http-port '1.5': expected an integer port",
+    ],
+    [
+      ["--model-repository", "m", "--model-control-mode", "auto"],
+      "invalid --model-control-mode 'auto': expected none, poll or explicit",
+    ],
+    [
+      ["--model-repository", "m", "--strict-readiness", "maybe"],
+      "invalid --strict-readiness 'maybe': expected true or false",
+    ],
+    [
+      ["--model-repository", "m", "--http-max-input-size", "0"],
+      "invalid --http-max-input-size '0': expected a positive size in bytes",
+    ],
+    [["--model-repository", "m", "--frobnicate"], "unknown option '--frobnicate'"],
+    [["--model-repository", "m", "extra"], "too many arguments. Expected 0 arguments but got 1."],
+  ];
+  for (const [argv, message] of cases) {
+    assert.throws(
+      () => parse(...argv),
+      (error: unknown) => {
+        assert.ok(error instanceof CliUsageError, String(error));
+        assert.equal(error.message, message);
+        return true;
+      },
+    );
+  }
+});
+
+test("--help and --version answer without options", () => {
+  let out = "";
+  assert.equal(parseServerArgs(["--help"], (text) => (out += text)).options, undefined);
+  assert.match(out, /--model-repository <dir>/);
+  out = "";
+  assert.equal(parseServerArgs(["--version"], (text) => (out += text)).options, undefined);
+  assert.equal(out.trim(), "0.1.0");
+});

@@ -1,0 +1,89 @@
+/**
+ * startServer: the whole tbench-server in one call. Creates the inference core (or uses an injected one),
+ * then the HTTP front end and the metrics endpoint; close() stops accepting, finishes what is in flight and
+ * closes the core, in that order.
+ */
+import { createInferenceCore, type InferenceCoreOptions } from "./core/create-inference-core.js";
+import { createConsoleLogger } from "./core/logger.js";
+import type { InferenceCore } from "./core/types.js";
+import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
+import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
+
+/** Default HTTP port (Triton's). */
+export const DEFAULT_HTTP_PORT = 8000;
+/** Default gRPC port (Triton's); gRPC is served by a later issue. */
+export const DEFAULT_GRPC_PORT = 8001;
+/** Default metrics port (Triton's). */
+export const DEFAULT_METRICS_PORT = 8002;
+/** Default --http-max-input-size: 64 MiB, as Triton. */
+export const DEFAULT_HTTP_MAX_INPUT_SIZE = 64 * 1024 * 1024;
+
+/** Options of startServer: the core's options plus the front ends'. */
+export interface ServerOptions extends InferenceCoreOptions {
+  /** Default 8000; 0 picks a free port. */
+  readonly httpPort?: number;
+  /** Default "127.0.0.1"; "0.0.0.0" only when asked. Also the metrics endpoint's address. */
+  readonly httpAddress?: string;
+  /** Default 8002; 0 picks a free port; false serves no metrics. */
+  readonly metricsPort?: number | false;
+  /** Accepted for Triton compatibility; gRPC is not served yet. */
+  readonly grpcPort?: number | false;
+  /** Largest request body in bytes, before and after decompression. Default 64 MiB. */
+  readonly httpMaxInputSize?: number;
+  /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
+  readonly core?: InferenceCore & { close?: () => Promise<void> };
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** `http://address:port` of the KServe v2 HTTP API. */
+  readonly httpUrl: string;
+  /** `http://address:port/metrics`, or undefined when metrics are off. */
+  readonly metricsUrl: string | undefined;
+  readonly core: InferenceCore;
+  /** Stops accepting, finishes in-flight requests, closes the core. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts the core and the front ends; rejects (and releases what it started) when any part fails. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const logger = options.logger ?? createConsoleLogger();
+  const address = options.httpAddress ?? "127.0.0.1";
+  const core = options.core ?? (await createInferenceCore({ ...options, logger }));
+  let http: HttpFrontEnd | undefined;
+  let metrics: MetricsServer | undefined;
+  try {
+    http = await createHttpFrontEnd({
+      core,
+      port: options.httpPort ?? DEFAULT_HTTP_PORT,
+      address,
+      maxInputSize: options.httpMaxInputSize ?? DEFAULT_HTTP_MAX_INPUT_SIZE,
+      logger,
+    });
+    const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
+    if (metricsPort !== false)
+      metrics = await createMetricsServer({ core, port: metricsPort, address, logger });
+    if (options.grpcPort !== undefined && options.grpcPort !== false) {
+      logger.warn(`gRPC is not served yet: --grpc-port ${options.grpcPort} is ignored`);
+    }
+  } catch (error) {
+    await http?.close();
+    await metrics?.close();
+    await (core as { close?: () => Promise<void> }).close?.();
+    throw error;
+  }
+  const httpFrontEnd = http;
+  let closed: Promise<void> | undefined;
+  return {
+    httpUrl: httpFrontEnd.url,
+    metricsUrl: metrics?.url,
+    core,
+    close() {
+      closed ??= (async () => {
+        await Promise.all([httpFrontEnd.close(), metrics?.close()]);
+        await (core as { close?: () => Promise<void> }).close?.();
+      })();
+      return closed;
+    },
+  };
+}
