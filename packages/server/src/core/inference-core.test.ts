@@ -113,4 +113,20 @@ describe("inference core end to end (simple, auto-completed config)", () => {
     });
     assert.throws(() => core.modelMetadata("nope"), ServerError);
   });
+
+  it("close() answers what is in flight, then refuses new requests and ends the workers", async () => {
+    const inputs = [
+      { name: "INPUT0", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+      { name: "INPUT1", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+    ];
+    const inFlight = Array.from({ length: 6 }, () => core.infer({ model: "simple", inputs }));
+    const closing = core.close();
+    const responses = await Promise.all(inFlight);
+    await closing;
+    assert.equal(responses.length, 6);
+    assert.equal(core.isLive(), false);
+    await assert.rejects(core.infer({ model: "simple", inputs }), { status: "UNAVAILABLE" });
+    assert.ok(logger.lines.includes("I successfully unloaded 'simple' version 1"));
+    await core.close();
+  });
 });

@@ -75,7 +75,14 @@ interface Harness {
   /** Submits request number `n` (batch `rows`, row width `width`); returns its settled outcome. */
   submit(
     n: number,
-    options?: { rows?: number; width?: number; priority?: number; timeoutUs?: number; id?: string },
+    options?: {
+      rows?: number;
+      width?: number;
+      priority?: number;
+      timeoutUs?: number;
+      id?: string;
+      signal?: AbortSignal;
+    },
   ): Promise<InferenceResponse>;
   /** Lets queued microtasks (the batcher's passes) run. */
   settle(): Promise<void>;
@@ -139,6 +146,7 @@ function harness(modelSpec: ModelSpec, instances = 1): Harness {
         ...(options.id !== undefined ? { id: options.id } : {}),
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
         ...(options.timeoutUs !== undefined ? { timeoutUs: options.timeoutUs } : {}),
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
         inputs: [
           { name: "IN", datatype: "FP32" as const, shape, data: new Float32Array(rows * width).fill(n) },
         ],
@@ -379,6 +387,19 @@ describe("dynamic batcher on a fake clock", () => {
     h.runs[0]!.finish();
     await Promise.all([first, second]);
     assert.deepEqual(order, [1, 2]);
+  });
+
+  it("drops a queued request whose client went away (CANCELLED, reason CANCELED)", async () => {
+    const h = harness(spec());
+    const controller = new AbortController();
+    const cancelled = h.submit(1, { signal: controller.signal });
+    h.submit(2);
+    await at(h, 10);
+    controller.abort();
+    await assert.rejects(cancelled, { status: "CANCELLED" });
+    await at(h, 100);
+    assert.deepEqual(batches(h), [{ at: 100, requests: [2] }]);
+    assert.equal(h.stats.metrics().failuresByReason["CANCELED"], 1);
   });
 
   it("fails every request of a batch whose run failed, and drains", async () => {
