@@ -5,7 +5,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { datatypeFromConfigType } from "@tbench/proto";
+import {
+  datatypeFromConfigType,
+  type ModelConfig,
+  type ModelInput,
+  type ModelOutput,
+  parseModelConfig,
+} from "@tbench/proto";
 import * as ort from "onnxruntime-node";
 import { bundledModels } from "./model-catalog.js";
 import { IDENTITY_DATATYPES, identityModelName } from "./models/identity.js";
@@ -17,44 +23,17 @@ interface TensorSpec {
   readonly dims: readonly number[];
 }
 
-interface ConfigSignature {
-  readonly name: string;
-  readonly platform: string;
-  readonly maxBatchSize: number;
-  readonly inputs: readonly TensorSpec[];
-  readonly outputs: readonly TensorSpec[];
+function readConfig(model: string): ModelConfig {
+  const file = join(BUNDLED_MODEL_REPOSITORY, model, "config.pbtxt");
+  return parseModelConfig(readFileSync(file, "utf8"), { fileName: file });
 }
 
-// A deliberately small reader for the fields checked here; `parseModelConfig` from @tbench/proto replaces it
-// once that lands. It finds `name/data_type/dims` triples and files each under the closest preceding
-// top-level `input [` or `output [`.
-function readSignature(text: string): ConfigSignature {
-  const field = (re: RegExp): string => {
-    const match = re.exec(text);
-    if (match?.[1] === undefined) throw new Error(`config lacks ${re.source}`);
-    return match[1];
-  };
-  const sections = [...text.matchAll(/^(input|output)\s*\[/gm)].map((m) => ({ kind: m[1]!, at: m.index }));
-  const inputs: TensorSpec[] = [];
-  const outputs: TensorSpec[] = [];
-  const entry = /name:\s*"([^"]+)"\s*,?\s*data_type:\s*(TYPE_\w+)\s*,?\s*dims:\s*\[([^\]]*)\]/g;
-  for (const m of text.matchAll(entry)) {
-    const section = sections.filter((s) => s.at < m.index).at(-1);
-    if (section === undefined) throw new Error(`tensor "${m[1]}" outside input/output`);
-    const dims = m[3]!.split(",").map((d) => Number(d.trim()));
-    (section.kind === "input" ? inputs : outputs).push({ name: m[1]!, dataType: m[2]!, dims });
-  }
-  return {
-    name: field(/^name:\s*"([^"]+)"/m),
-    platform: field(/^platform:\s*"([^"]+)"/m),
-    maxBatchSize: Number(field(/^max_batch_size:\s*(\d+)/m)),
-    inputs,
-    outputs,
-  };
-}
-
-function readConfig(model: string): ConfigSignature {
-  return readSignature(readFileSync(join(BUNDLED_MODEL_REPOSITORY, model, "config.pbtxt"), "utf8"));
+function tensors(list: readonly (ModelInput | ModelOutput)[] | undefined): TensorSpec[] {
+  return (list ?? []).map((t) => ({
+    name: t.name ?? "",
+    dataType: t.data_type ?? "TYPE_INVALID",
+    dims: (t.dims ?? []).map(Number),
+  }));
 }
 
 /** The shape onnxruntime should report for a config tensor: -1 dims and the batch dim are symbolic. */
@@ -91,10 +70,12 @@ describe("bundled model signatures", () => {
       const config = readConfig(model.name);
       assert.equal(config.name, model.name);
       assert.equal(config.platform, "onnxruntime_onnx");
+      const maxBatchSize = config.max_batch_size ?? 0;
+      assert.ok(maxBatchSize > 0, "every bundled model batches");
       const session = await ort.InferenceSession.create(build());
       try {
-        assertMatches("input", session.inputMetadata, config.inputs, config.maxBatchSize);
-        assertMatches("output", session.outputMetadata, config.outputs, config.maxBatchSize);
+        assertMatches("input", session.inputMetadata, tensors(config.input), maxBatchSize);
+        assertMatches("output", session.outputMetadata, tensors(config.output), maxBatchSize);
       } finally {
         await session.release();
       }
@@ -104,7 +85,7 @@ describe("bundled model signatures", () => {
   it("has an identity model for every datatype onnxruntime-node has a tensor type for", () => {
     const names = new Set(bundledModels().map((m) => m.name));
     for (const datatype of IDENTITY_DATATYPES) assert.ok(names.has(identityModelName(datatype)), datatype);
-    assert.equal(readConfig("identity_bytes").inputs[0]?.dataType, "TYPE_STRING");
+    assert.equal(readConfig("identity_bytes").input?.[0]?.data_type, "TYPE_STRING");
   });
 
   it("leaves out BF16 because onnxruntime-node cannot make a bfloat16 tensor", () => {
@@ -114,30 +95,57 @@ describe("bundled model signatures", () => {
 
   it("identity_fp32 admits a [1, 262144] (1 MiB) tensor", () => {
     const config = readConfig("identity_fp32");
-    assert.ok(config.maxBatchSize >= 1);
-    assert.deepEqual(config.inputs[0]?.dims, [-1]);
+    assert.ok((config.max_batch_size ?? 0) >= 1);
+    assert.deepEqual(tensors(config.input)[0]?.dims, [-1]);
+  });
+
+  it("heavy and heavy_nobatch differ only in dynamic_batching; one CPU instance, one intra-op thread", () => {
+    const heavy = readConfig("heavy");
+    const nobatch = readConfig("heavy_nobatch");
+    const { dynamic_batching: batching, ...rest } = heavy;
+    assert.ok(!("dynamic_batching" in nobatch), "heavy_nobatch has no dynamic_batching");
+    assert.deepEqual(nobatch, { ...rest, name: "heavy_nobatch" });
+    assert.deepEqual(batching?.preferred_batch_size, [8, 16, 32]);
+    assert.ok((batching?.preferred_batch_size ?? []).every((size) => size <= (heavy.max_batch_size ?? 0)));
+    assert.deepEqual(heavy.instance_group, [{ count: 1, kind: "KIND_CPU" }]);
+    // The key Triton's onnxruntime backend reads (TryParseModelStringParameter "intra_op_thread_count").
+    assert.deepEqual(heavy.parameters, { intra_op_thread_count: { string_value: "1" } });
+  });
+
+  it("sentiment and mlp schedule as their configs promise", () => {
+    const sentiment = readConfig("sentiment");
+    assert.equal(sentiment.max_batch_size, 32);
+    assert.deepEqual(sentiment.dynamic_batching, {
+      preferred_batch_size: [8, 16],
+      max_queue_delay_microseconds: "2000",
+    });
+    assert.deepEqual(readConfig("mlp").dynamic_batching, {});
   });
 
   it("ensemble_pipeline chains resnet_like and label_head with consistent names, types and shapes", () => {
-    const text = readFileSync(join(BUNDLED_MODEL_REPOSITORY, "ensemble_pipeline", "config.pbtxt"), "utf8");
-    const ensemble = readSignature(text);
+    const ensemble = readConfig("ensemble_pipeline");
     assert.equal(ensemble.platform, "ensemble");
     const resnet = readConfig("resnet_like");
     const head = readConfig("label_head");
     // Triton rejects an ensemble whose max_batch_size exceeds a composing model's.
-    assert.ok(ensemble.maxBatchSize <= Math.min(resnet.maxBatchSize, head.maxBatchSize));
-    assert.deepEqual(ensemble.inputs, [{ ...resnet.inputs[0]!, name: "IMAGE" }]);
-    assert.deepEqual(ensemble.outputs, [{ ...head.outputs[0]!, name: "LABEL" }]);
-    assert.deepEqual(resnet.outputs[0]?.dims, head.inputs[0]?.dims);
-    assert.equal(resnet.outputs[0]?.dataType, head.inputs[0]?.dataType);
-    const steps = [...text.matchAll(/model_name:\s*"([^"]+)"/g)].map((m) => m[1]);
-    assert.deepEqual(steps, ["resnet_like", "label_head"]);
-    const maps = [
-      ...text.matchAll(/(input|output)_map\s*\{\s*key:\s*"([^"]+)",?\s*value:\s*"([^"]+)"\s*\}/g),
-    ];
-    assert.deepEqual(
-      maps.map((m) => `${m[1]}:${m[2]}=${m[3]}`),
-      ["input:input=IMAGE", "output:output=EMBED", "input:emb=EMBED", "output:label=LABEL"],
-    );
+    const composing = Math.min(resnet.max_batch_size ?? 0, head.max_batch_size ?? 0);
+    assert.ok((ensemble.max_batch_size ?? 0) > 0 && (ensemble.max_batch_size ?? 0) <= composing);
+    assert.deepEqual(tensors(ensemble.input), [{ ...tensors(resnet.input)[0]!, name: "IMAGE" }]);
+    assert.deepEqual(tensors(ensemble.output), [{ ...tensors(head.output)[0]!, name: "LABEL" }]);
+    assert.deepEqual({ ...tensors(resnet.output)[0]!, name: "" }, { ...tensors(head.input)[0]!, name: "" });
+    assert.deepEqual(ensemble.ensemble_scheduling?.step, [
+      {
+        model_name: "resnet_like",
+        model_version: "-1",
+        input_map: { input: "IMAGE" },
+        output_map: { output: "EMBED" },
+      },
+      {
+        model_name: "label_head",
+        model_version: "-1",
+        input_map: { emb: "EMBED" },
+        output_map: { label: "LABEL" },
+      },
+    ]);
   });
 });
