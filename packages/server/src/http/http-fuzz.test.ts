@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { Pool } from "undici";
+import { silentLogger } from "../core/logger.js";
+import { type RunningServer, startServer } from "../server.js";
+import { createFuzzRequests, type FuzzRequest } from "./test-fuzz-requests.js";
+
+const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
+const SEED = Number(process.env["TBENCH_FUZZ_SEED"] ?? 20261202);
+const REQUESTS = Number(process.env["TBENCH_FUZZ_REQUESTS"] ?? 10_000);
+const CONNECTIONS = 8;
+const ALLOWED = new Set([200, 400, 404, 405, 501, 503]);
+const MODELS = [
+  "simple",
+  "bool",
+  "uint8",
+  "int8",
+  "int16",
+  "int32",
+  "int64",
+  "uint64",
+  "fp16",
+  "fp32",
+  "fp64",
+  "bytes",
+];
+
+let server: RunningServer;
+
+before(async () => {
+  server = await startServer({
+    modelRepository: REPOSITORY,
+    httpPort: 0,
+    metricsPort: false,
+    modelControlMode: "explicit",
+    loadModels: MODELS.map((m) => (m === "simple" ? m : `identity_${m}`)),
+    httpMaxInputSize: 1 << 20,
+    logger: silentLogger,
+  });
+});
+after(async () => {
+  await server.close();
+});
+
+test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed answers`, {
+  timeout: 180_000,
+}, async (t) => {
+  const next = createFuzzRequests(SEED);
+  const requests: FuzzRequest[] = Array.from({ length: REQUESTS }, next);
+  const pool = new Pool(server.httpUrl, {
+    connections: CONNECTIONS,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
+  const statuses = new Map<number, number>();
+  const problems: string[] = [];
+  let index = 0;
+  const worker = async () => {
+    while (index < requests.length) {
+      const i = index++;
+      const request = requests[i]!;
+      const res = await pool.request({
+        method: "POST",
+        path: request.path,
+        headers: request.headers,
+        body: request.body,
+      });
+      const body = Buffer.from(await res.body.arrayBuffer());
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      const problem = checkAnswer(res.statusCode, res.headers, body);
+      if (problem !== undefined && problems.length < 20)
+        problems.push(`#${i} ${request.description}: ${problem}`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  } finally {
+    await pool.close();
+  }
+  t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  const answered = [...statuses.values()].reduce((a, b) => a + b, 0);
+  assert.equal(answered, REQUESTS);
+  assert.deepEqual(problems, []);
+  // Both accepted and refused requests were exercised.
+  assert.ok((statuses.get(200) ?? 0) > REQUESTS / 50, JSON.stringify([...statuses]));
+  assert.ok((statuses.get(400) ?? 0) > REQUESTS / 5, JSON.stringify([...statuses]));
+
+  // Still serving, and still right.
+  const res = await fetch(`${server.httpUrl}/v2/models/simple/infer`, {
+    method: "POST",
+    body: JSON.stringify({
+      inputs: [
+        { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
+        {
+          name: "INPUT1",
+          datatype: "INT32",
+          shape: [1, 16],
+          data: Array.from({ length: 16 }, (_, i) => 2 * i),
+        },
+      ],
+      outputs: [{ name: "OUTPUT1" }],
+    }),
+  });
+  assert.equal(res.status, 200);
+  const out = (await res.json()) as { outputs: { data: number[] }[] };
+  assert.deepEqual(
+    out.outputs[0]!.data,
+    Array.from({ length: 16 }, (_, i) => 0 - i),
+  );
+});
+
+function checkAnswer(
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Buffer,
+): string | undefined {
+  if (!ALLOWED.has(status)) return `status ${status}: ${body.toString().slice(0, 200)}`;
+  if (status !== 200) {
+    try {
+      const parsed = JSON.parse(body.toString()) as { error?: unknown };
+      if (typeof parsed.error !== "string" || parsed.error === "")
+        return `error body without an error string`;
+    } catch {
+      return `non-JSON error body: ${body.toString().slice(0, 80)}`;
+    }
+    return undefined;
+  }
+  if (headers["content-encoding"] !== undefined) return undefined;
+  const length = headers["inference-header-content-length"];
+  const jsonLength = length === undefined ? body.length : Number(length);
+  if (!(jsonLength <= body.length))
+    return `Inference-Header-Content-Length ${length} beyond ${body.length} bytes`;
+  try {
+    const parsed = JSON.parse(body.subarray(0, jsonLength).toString()) as { outputs?: unknown };
+    if (!Array.isArray(parsed.outputs)) return "200 without outputs";
+  } catch {
+    return "200 with a body that is not JSON";
+  }
+  return undefined;
+}
