@@ -1,0 +1,172 @@
+/**
+ * Maps a server's error answer (HTTP status or gRPC status code, plus its message) to the error classes.
+ * Shared by both transports: the status picks a kind, then the message refines it, because Triton's status
+ * codes are not always the right kind. Triton answers 400 (INVALID_ARG) or 503 (UNAVAILABLE) for several
+ * "not found" cases, e.g. "Request for unknown model: 'x' is not found" (model_repository_manager.cc) and
+ * "Request for unknown model: 'x' has no available versions"; its queue-policy timeout is a 503
+ * "Request timeout expired".
+ */
+import {
+  AbortedError,
+  DeadlineExceededError,
+  type ErrorCode,
+  type InferenceError,
+  type InferenceErrorOptions,
+  InternalServerError,
+  InvalidArgumentError,
+  ModelNotFoundError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+  UnavailableError,
+  UnknownError,
+  UnsupportedError,
+} from "./errors.js";
+
+/** Facts about the failed call that the error keeps. */
+export interface ServerErrorDetails {
+  /** HTTP status, when the transport is HTTP. */
+  status?: number;
+  /** The request id, where known. */
+  requestId?: string;
+  /** The server's `retry-after`, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+/** The kinds of failure a server answer can report (a subset of the error codes). */
+type ServerKind = Extract<
+  ErrorCode,
+  | "NOT_FOUND"
+  | "UNAVAILABLE"
+  | "INVALID_ARGUMENT"
+  | "UNSUPPORTED"
+  | "INTERNAL"
+  | "DEADLINE_EXCEEDED"
+  | "ABORTED"
+  | "UNAUTHENTICATED"
+  | "PERMISSION_DENIED"
+  | "UNKNOWN"
+>;
+
+/** The kind an HTTP error status stands for, before the message is looked at. */
+export function kindFromHttpStatus(status: number): ServerKind {
+  switch (status) {
+    case 400:
+    case 409: // tbench-server answers ALREADY_EXISTS with 409; Triton folds it into 400
+    case 413:
+    case 422:
+      return "INVALID_ARGUMENT";
+    case 401:
+      return "UNAUTHENTICATED";
+    case 403:
+      return "PERMISSION_DENIED";
+    case 404:
+      return "NOT_FOUND";
+    case 408:
+    case 504:
+      return "DEADLINE_EXCEEDED";
+    case 499: // a cancelled request (tbench-server's CANCELLED)
+      return "ABORTED";
+    case 429:
+    case 502:
+    case 503:
+      return "UNAVAILABLE";
+    case 500:
+      return "INTERNAL";
+    case 501:
+      return "UNSUPPORTED";
+    default:
+      return status >= 400 && status < 500 ? "INVALID_ARGUMENT" : "UNKNOWN";
+  }
+}
+
+/** gRPC status codes (grpc/status.h), by number. */
+const GRPC_KINDS: readonly ServerKind[] = [
+  "UNKNOWN", // 0 OK: never an error; mapped defensively
+  "ABORTED", // 1 CANCELLED
+  "UNKNOWN", // 2 UNKNOWN
+  "INVALID_ARGUMENT", // 3 INVALID_ARGUMENT
+  "DEADLINE_EXCEEDED", // 4 DEADLINE_EXCEEDED
+  "NOT_FOUND", // 5 NOT_FOUND
+  "INVALID_ARGUMENT", // 6 ALREADY_EXISTS
+  "PERMISSION_DENIED", // 7 PERMISSION_DENIED
+  "UNAVAILABLE", // 8 RESOURCE_EXHAUSTED
+  "INVALID_ARGUMENT", // 9 FAILED_PRECONDITION
+  "ABORTED", // 10 ABORTED
+  "INVALID_ARGUMENT", // 11 OUT_OF_RANGE
+  "UNSUPPORTED", // 12 UNIMPLEMENTED
+  "INTERNAL", // 13 INTERNAL
+  "UNAVAILABLE", // 14 UNAVAILABLE
+  "INTERNAL", // 15 DATA_LOSS
+  "UNAUTHENTICATED", // 16 UNAUTHENTICATED
+];
+
+/** The kind a gRPC status code stands for, before the message is looked at. */
+export function kindFromGrpcStatus(code: number): ServerKind {
+  return GRPC_KINDS[code] ?? "UNKNOWN";
+}
+
+const UNKNOWN_MODEL =
+  /request for unknown model|unknown model|model '[^']*'(?: version [^ ]+)? is not found/i;
+const NOT_READY = /is not ready|not at ready state|is not loaded|is unavailable/i;
+const QUEUE_FULL = /exceeds maximum queue size|queue is full|too many requests/i;
+const TIMEOUT = /request timeout expired|deadline exceeded|timed out/i;
+
+/** Refines a status-derived kind by the server's message (Triton's statuses are coarse; see the top). */
+export function refineKind(kind: ServerKind, message: string): ServerKind {
+  if (kind === "UNAUTHENTICATED" || kind === "PERMISSION_DENIED") return kind;
+  if (UNKNOWN_MODEL.test(message)) return "NOT_FOUND";
+  if (kind === "INTERNAL" || kind === "UNSUPPORTED") return kind;
+  if (TIMEOUT.test(message)) return "DEADLINE_EXCEEDED";
+  if (QUEUE_FULL.test(message) || (kind !== "NOT_FOUND" && NOT_READY.test(message))) return "UNAVAILABLE";
+  return kind;
+}
+
+/** Builds the error class for a kind. */
+export function errorForKind(kind: ServerKind, message: string, details: ServerErrorDetails): InferenceError {
+  const options: InferenceErrorOptions = { serverMessage: message };
+  if (details.status !== undefined) options.status = details.status;
+  if (details.requestId !== undefined) options.requestId = details.requestId;
+  switch (kind) {
+    case "NOT_FOUND":
+      return new ModelNotFoundError(message, options);
+    case "UNAVAILABLE":
+      return new UnavailableError(
+        message,
+        details.retryAfterMs === undefined ? options : { ...options, retryAfterMs: details.retryAfterMs },
+      );
+    case "INVALID_ARGUMENT":
+      return new InvalidArgumentError(message, options);
+    case "UNSUPPORTED":
+      return new UnsupportedError(message, options);
+    case "INTERNAL":
+      return new InternalServerError(message, options);
+    case "DEADLINE_EXCEEDED":
+      return new DeadlineExceededError(message, options);
+    case "ABORTED":
+      return new AbortedError(message, options);
+    case "UNAUTHENTICATED":
+      return new UnauthenticatedError(message, options);
+    case "PERMISSION_DENIED":
+      return new PermissionDeniedError(message, options);
+    default:
+      return new UnknownError(message, options);
+  }
+}
+
+/** The error for an HTTP error answer: status picks the kind, the message refines it. */
+export function errorFromHttpStatus(
+  status: number,
+  message: string,
+  details: Omit<ServerErrorDetails, "status"> = {},
+): InferenceError {
+  return errorForKind(refineKind(kindFromHttpStatus(status), message), message, { ...details, status });
+}
+
+/** The error for a gRPC error status: code picks the kind, the message refines it. */
+export function errorFromGrpcStatus(
+  code: number,
+  message: string,
+  details: Omit<ServerErrorDetails, "status"> = {},
+): InferenceError {
+  return errorForKind(refineKind(kindFromGrpcStatus(code), message), message, details);
+}

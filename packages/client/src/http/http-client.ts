@@ -1,0 +1,422 @@
+/**
+ * The HTTP implementation of InferenceClient, over undici. Non-infer calls send JSON and check the JSON
+ * answer; infer sends Triton's binary tensor format (infer-encoding.ts) and decodes views of the answer
+ * (infer-decoding.ts). Error answers become InferenceError subclasses through error-mapping.ts.
+ */
+import type { ModelConfig } from "@tbench/proto";
+import { errorFromHttpStatus } from "../error-mapping.js";
+import { ClientClosedError, InvalidArgumentError } from "../errors.js";
+import type { InferResult } from "../infer-result.js";
+import type {
+  CallOptions,
+  InferenceClient,
+  LoadModelOptions,
+  PreparedInfer,
+  RepositoryIndexOptions,
+  UnloadModelOptions,
+} from "../inference-client.js";
+import type {
+  LogSettings,
+  LogSettingsUpdate,
+  ModelMetadata,
+  ModelStatistics,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  SharedMemoryRegion,
+  SharedMemoryRegionStatus,
+  TraceSettings,
+  TraceSettingsUpdate,
+} from "../result-types.js";
+import { parseRetryAfterMs } from "../retry-policy.js";
+import type { InferRequest } from "../tensor-types.js";
+import { compressBody, decompressBody } from "./compression.js";
+import type { ExchangeRequest, RawResponse } from "./exchange.js";
+import {
+  type HttpClientOptions,
+  type ResolvedHttpClientOptions,
+  resolveHttpClientOptions,
+} from "./http-client-options.js";
+import { modelPath, paths } from "./http-paths.js";
+import { HttpTransport } from "./http-transport.js";
+import { decodeInferResponse } from "./infer-decoding.js";
+import { encodeInferRequest } from "./infer-encoding.js";
+import { errorMessageOf, parseAnswer } from "./response-schemas.js";
+
+const JSON_TYPE = "application/json";
+const BINARY_TYPE = "application/octet-stream";
+
+function headerString(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** An encoded infer request, sent as often as asked. */
+class PreparedHttpInfer implements PreparedInfer {
+  readonly model: string;
+  readonly byteLength: number;
+  readonly #client: HttpInferenceClient;
+  readonly #path: string;
+  readonly #body: Buffer;
+  readonly #jsonLength: number | undefined;
+  readonly #requestId: string | undefined;
+  #compressed: Promise<Buffer> | undefined;
+
+  constructor(client: HttpInferenceClient, model: string, path: string, request: InferRequest) {
+    const encoded = encodeInferRequest(request);
+    this.#client = client;
+    this.model = model;
+    this.#path = path;
+    this.#body = encoded.body;
+    this.#jsonLength = encoded.jsonLength;
+    this.#requestId = request.id;
+    this.byteLength = encoded.body.length;
+  }
+
+  send(options?: CallOptions): Promise<InferResult> {
+    const algorithm = this.#client.options.requestCompression;
+    if (algorithm !== undefined) this.#compressed ??= compressBody(this.#body, algorithm);
+    return this.#client.sendInfer(
+      this.#path,
+      this.#compressed ?? this.#body,
+      this.#jsonLength,
+      this.#requestId,
+      options,
+    );
+  }
+}
+
+class HttpInferenceClient implements InferenceClient {
+  readonly options: ResolvedHttpClientOptions;
+  readonly #transport: HttpTransport;
+  readonly #base: string;
+  /** The infer path of each model seen (no version), so the hot path does not rebuild it. */
+  readonly #inferPaths = new Map<string, string>();
+
+  constructor(options: ResolvedHttpClientOptions) {
+    this.options = options;
+    this.#base = options.basePath;
+    this.#transport = new HttpTransport(options);
+  }
+
+  // ---- infer ---------------------------------------------------------------------------------------
+
+  #inferPath(model: string, version: string | undefined): string {
+    if (typeof model !== "string" || model === "")
+      throw new InvalidArgumentError("infer: model must be a non-empty string");
+    if (version !== undefined && version !== "") return paths.infer(this.#base, model, version);
+    let path = this.#inferPaths.get(model);
+    if (path === undefined) {
+      path = paths.infer(this.#base, model);
+      if (this.#inferPaths.size < 1024) this.#inferPaths.set(model, path);
+    }
+    return path;
+  }
+
+  infer(model: string, request: InferRequest, options?: CallOptions): Promise<InferResult> {
+    let path: string;
+    let encoded: ReturnType<typeof encodeInferRequest>;
+    try {
+      path = this.#inferPath(model, request.modelVersion);
+      encoded = encodeInferRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const algorithm = this.options.requestCompression;
+    const body = algorithm === undefined ? encoded.body : compressBody(encoded.body, algorithm);
+    return this.sendInfer(path, body, encoded.jsonLength, request.id, options);
+  }
+
+  prepareInfer(model: string, request: InferRequest): PreparedInfer {
+    return new PreparedHttpInfer(this, model, this.#inferPath(model, request.modelVersion), request);
+  }
+
+  /** Sends an encoded infer body (used by infer and PreparedInfer). */
+  async sendInfer(
+    path: string,
+    body: Buffer | Promise<Buffer>,
+    jsonLength: number | undefined,
+    requestId: string | undefined,
+    options: CallOptions | undefined,
+  ): Promise<InferResult> {
+    const o = this.options;
+    const headers: Record<string, string> = { ...o.headers };
+    if (jsonLength === undefined) headers["content-type"] = JSON_TYPE;
+    else {
+      headers["content-type"] = BINARY_TYPE;
+      headers["inference-header-content-length"] = String(jsonLength);
+    }
+    if (o.requestCompression !== undefined) headers["content-encoding"] = o.requestCompression;
+    if (o.responseCompression) headers["accept-encoding"] = "gzip, deflate";
+    const request: ExchangeRequest = {
+      method: "POST",
+      path,
+      headers: await this.#finishHeaders(headers, options),
+      body: body instanceof Buffer ? body : await body,
+    };
+    const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
+    const timeoutMs = options?.timeoutMs ?? o.timeoutMs;
+    const response =
+      maxRetries === 0
+        ? await this.#transport.once(request, options?.signal, timeoutMs)
+        : await this.#transport.send(request, options?.signal, timeoutMs, { idempotent: true, maxRetries });
+    const decoded = await this.#decoded(response);
+    if (response.status !== 200) throw this.#errorOf(response, decoded, requestId);
+    return decodeInferResponse(decoded, response.headers["inference-header-content-length"]);
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------------
+
+  #finishHeaders(
+    headers: Record<string, string>,
+    options: CallOptions | undefined,
+  ): Record<string, string> | Promise<Record<string, string>> {
+    if (options?.headers !== undefined) {
+      for (const [k, v] of Object.entries(options.headers)) headers[k.toLowerCase()] = v;
+    }
+    const hook = this.options.authHook;
+    if (hook === undefined) return headers;
+    const done = hook(headers);
+    return done instanceof Promise ? done.then(() => headers) : headers;
+  }
+
+  #decoded(response: RawResponse): Promise<Buffer> | Buffer {
+    const encoding = response.headers["content-encoding"];
+    return encoding === undefined ? response.body : decompressBody(response.body, encoding);
+  }
+
+  #errorOf(response: RawResponse, body: Buffer, requestId: string | undefined) {
+    const details: { requestId?: string; retryAfterMs?: number } = {};
+    const id = requestId ?? headerString(response.headers["x-request-id"]);
+    if (id !== undefined) details.requestId = id;
+    const retryAfterMs = parseRetryAfterMs(response.headers["retry-after"]);
+    if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
+    return errorFromHttpStatus(response.status, errorMessageOf(body, response.status), details);
+  }
+
+  /** A non-infer call: sends JSON (or nothing), returns the 2xx answer's body; error answers throw. */
+  async #call(
+    method: "GET" | "POST",
+    path: string,
+    json: unknown,
+    options: CallOptions | undefined,
+    idempotent: boolean,
+  ): Promise<Buffer> {
+    const response = await this.#exchange(method, path, json, options, idempotent);
+    const body = await this.#decoded(response);
+    if (response.status < 200 || response.status >= 300) throw this.#errorOf(response, body, undefined);
+    return body;
+  }
+
+  async #exchange(
+    method: "GET" | "POST",
+    path: string,
+    json: unknown,
+    options: CallOptions | undefined,
+    idempotent: boolean,
+  ): Promise<RawResponse> {
+    if (this.#transport.closed) throw new ClientClosedError();
+    const headers: Record<string, string> = { ...this.options.headers };
+    if (json !== undefined) headers["content-type"] = JSON_TYPE;
+    const request: ExchangeRequest = {
+      method,
+      path,
+      headers: await this.#finishHeaders(headers, options),
+      body: json === undefined ? undefined : JSON.stringify(json),
+    };
+    const maxRetries = options?.maxRetries ?? this.options.maxRetries;
+    return this.#transport.send(request, options?.signal, options?.timeoutMs ?? this.options.timeoutMs, {
+      idempotent,
+      maxRetries,
+    });
+  }
+
+  /** Health probes: 200 is true; "not ready" answers (400, 404, 503) are false; others throw. */
+  async #probe(path: string, options: CallOptions | undefined): Promise<boolean> {
+    const response = await this.#exchange("GET", path, undefined, options, false);
+    if (response.status === 200) return true;
+    if (response.status === 400 || response.status === 404 || response.status === 503) return false;
+    throw this.#errorOf(response, await this.#decoded(response), undefined);
+  }
+
+  // ---- health and metadata -------------------------------------------------------------------------
+
+  isServerLive(options?: CallOptions): Promise<boolean> {
+    return this.#probe(paths.live(this.#base), options);
+  }
+
+  isServerReady(options?: CallOptions): Promise<boolean> {
+    return this.#probe(paths.ready(this.#base), options);
+  }
+
+  isModelReady(model: string, version?: string, options?: CallOptions): Promise<boolean> {
+    return this.#probe(paths.modelReady(this.#base, model, version), options);
+  }
+
+  async serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
+    return parseAnswer(
+      "serverMetadata",
+      await this.#call("GET", paths.server(this.#base), undefined, options, true),
+    );
+  }
+
+  async modelMetadata(model: string, version?: string, options?: CallOptions): Promise<ModelMetadata> {
+    const body = await this.#call("GET", modelPath(this.#base, model, version), undefined, options, true);
+    return parseAnswer("modelMetadata", body);
+  }
+
+  async modelConfig(model: string, version?: string, options?: CallOptions): Promise<ModelConfig> {
+    const body = await this.#call(
+      "GET",
+      paths.modelConfig(this.#base, model, version),
+      undefined,
+      options,
+      true,
+    );
+    return parseAnswer("modelConfig", body) as ModelConfig;
+  }
+
+  // ---- repository ----------------------------------------------------------------------------------
+
+  async repositoryIndex(
+    request?: RepositoryIndexOptions,
+    options?: CallOptions,
+  ): Promise<readonly RepositoryIndexEntry[]> {
+    const json = request?.readyOnly === undefined ? {} : { ready: request.readyOnly };
+    return parseAnswer(
+      "repositoryIndex",
+      await this.#call("POST", paths.index(this.#base), json, options, true),
+    );
+  }
+
+  async loadModel(model: string, request?: LoadModelOptions, options?: CallOptions): Promise<void> {
+    const parameters: Record<string, string> = {};
+    if (request?.config !== undefined) {
+      parameters["config"] =
+        typeof request.config === "string" ? request.config : JSON.stringify(request.config);
+    }
+    if (request?.files !== undefined) {
+      if (request.config === undefined) {
+        throw new InvalidArgumentError(
+          "loadModel: `files` requires `config` (the override model's configuration)",
+        );
+      }
+      for (const [name, content] of Object.entries(request.files)) {
+        if (!name.startsWith("file:")) {
+          throw new InvalidArgumentError(
+            `loadModel: file path ${JSON.stringify(name)} must start with "file:", e.g. "file:1/model.onnx"`,
+          );
+        }
+        parameters[name] = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString(
+          "base64",
+        );
+      }
+    }
+    const json = Object.keys(parameters).length === 0 ? {} : { parameters };
+    await this.#call("POST", paths.load(this.#base, model), json, options, false);
+  }
+
+  async unloadModel(model: string, request?: UnloadModelOptions, options?: CallOptions): Promise<void> {
+    const json = { parameters: { unload_dependents: request?.unloadDependents ?? false } };
+    await this.#call("POST", paths.unload(this.#base, model), json, options, false);
+  }
+
+  async modelStatistics(
+    model?: string,
+    version?: string,
+    options?: CallOptions,
+  ): Promise<readonly ModelStatistics[]> {
+    if (model === undefined && version !== undefined) {
+      throw new InvalidArgumentError(
+        `modelStatistics: version ${JSON.stringify(version)} given without a model`,
+      );
+    }
+    const body = await this.#call("GET", paths.stats(this.#base, model, version), undefined, options, true);
+    return parseAnswer("modelStatistics", body).model_stats;
+  }
+
+  // ---- trace and log settings ----------------------------------------------------------------------
+
+  async traceSettings(model?: string, options?: CallOptions): Promise<TraceSettings> {
+    return parseAnswer(
+      "traceSettings",
+      await this.#call("GET", paths.trace(this.#base, model), undefined, options, true),
+    );
+  }
+
+  async updateTraceSettings(
+    settings: TraceSettingsUpdate,
+    model?: string,
+    options?: CallOptions,
+  ): Promise<TraceSettings> {
+    const json: Record<string, string | readonly string[] | null> = {};
+    for (const [k, v] of Object.entries(settings)) json[k] = typeof v === "number" ? String(v) : v;
+    return parseAnswer(
+      "traceSettings",
+      await this.#call("POST", paths.trace(this.#base, model), json, options, false),
+    );
+  }
+
+  async logSettings(options?: CallOptions): Promise<LogSettings> {
+    return parseAnswer(
+      "logSettings",
+      await this.#call("GET", paths.logging(this.#base), undefined, options, true),
+    );
+  }
+
+  async updateLogSettings(settings: LogSettingsUpdate, options?: CallOptions): Promise<LogSettings> {
+    return parseAnswer(
+      "logSettings",
+      await this.#call("POST", paths.logging(this.#base), settings, options, false),
+    );
+  }
+
+  // ---- system shared memory ------------------------------------------------------------------------
+
+  async systemSharedMemoryStatus(
+    region?: string,
+    options?: CallOptions,
+  ): Promise<readonly SharedMemoryRegionStatus[]> {
+    const body = await this.#call("GET", paths.shmStatus(this.#base, region), undefined, options, true);
+    return parseAnswer("sharedMemoryStatus", body);
+  }
+
+  async systemSharedMemoryRegister(
+    name: string,
+    region: SharedMemoryRegion,
+    options?: CallOptions,
+  ): Promise<void> {
+    const json = { key: region.key, offset: region.offset ?? 0, byte_size: region.byteSize };
+    await this.#call("POST", paths.shmRegister(this.#base, name), json, options, false);
+  }
+
+  async systemSharedMemoryUnregister(name?: string, options?: CallOptions): Promise<void> {
+    await this.#call("POST", paths.shmUnregister(this.#base, name), undefined, options, false);
+  }
+
+  // ---- lifetime ------------------------------------------------------------------------------------
+
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  destroy(error?: Error): Promise<void> {
+    return this.#transport.destroy(error);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Creates an HTTP client for a KServe v2 / Triton server. Options are validated here, once (a bad option
+ * throws InvalidArgumentError); the client owns a keep-alive connection pool until `close()`.
+ *
+ * @example
+ * ```ts
+ * await using client = createHttpClient({ url: "http://localhost:8000" });
+ * const result = await client.infer("simple", { inputs: [...] });
+ * ```
+ */
+export function createHttpClient(options: HttpClientOptions): InferenceClient {
+  return new HttpInferenceClient(resolveHttpClientOptions(options));
+}
