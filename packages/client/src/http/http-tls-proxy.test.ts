@@ -65,7 +65,8 @@ async function startTlsServer(requestCert: boolean) {
     },
     (req, res) => {
       const socket = req.socket as import("node:tls").TLSSocket;
-      seen.push({ authorized: socket.authorized, cn: socket.getPeerCertificate()?.subject?.CN });
+      const cn = socket.getPeerCertificate()?.subject?.CN;
+      seen.push({ authorized: socket.authorized, cn: Array.isArray(cn) ? cn[0] : cn });
       res.writeHead(200, { "content-type": "application/json" });
       res.end("{}");
     },
