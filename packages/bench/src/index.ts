@@ -1,1 +1,27 @@
-export {};
+// tbench: a perf_analyzer-compatible load generator for KServe v2 / Triton servers.
+export type { BenchConfig, RawOptions } from "./cli/bench-config.js";
+export { resolveBenchConfig } from "./cli/bench-config.js";
+export type { CliIo } from "./cli/run-cli.js";
+export { runCli, tbenchVersion } from "./cli/run-cli.js";
+export type { RunIo, RunOutcome } from "./cli/run-command.js";
+export { runBenchmark } from "./cli/run-command.js";
+export { UsageError } from "./cli/usage-error.js";
+export type { LoadDriver, LoadLevel, RateSettings } from "./load/load-driver.js";
+export { createLocalLoadDriver } from "./load/load-driver.js";
+export type { RequestSender } from "./load/request-sender.js";
+export { classifyError } from "./load/request-sender.js";
+export type { RequestDistribution, SendSchedule } from "./load/schedule.js";
+export { createRateSchedule, parseRequestIntervals } from "./load/schedule.js";
+export type { LatencyHistogram } from "./measure/histogram.js";
+export { decodeHistogram, encodeHistogram, mergeHistograms } from "./measure/histogram.js";
+export type { LevelResult, LevelStatus } from "./measure/level-profiler.js";
+export type { LatencySummary, Measurement } from "./measure/measurement.js";
+export type { StabilitySample } from "./measure/stability.js";
+export { isStable } from "./measure/stability.js";
+export type { CompareGate, CompareMetric, CompareRow } from "./report/compare-results.js";
+export { compareResults, formatCompareTable } from "./report/compare-results.js";
+export { csvHeader, formatCsv } from "./report/csv-report.js";
+export type { LevelJson, ResultJson } from "./report/json-result.js";
+export { parseResultJson, toResultJson } from "./report/json-result.js";
+export { mergeResults } from "./report/merge-results.js";
+export { formatSweepTable } from "./report/sweep-table.js";

@@ -1,0 +1,18 @@
+// Starts tbench-server (built: packages/server/dist) on free ports with the bundled repository and the
+// models named on the command line, prints {"httpUrl", "metricsUrl"} as one JSON line, stops on SIGTERM.
+// Used by the tbench benchmark and by `npm run demo`, which run it in a child process so that the server
+// and the load generator never share an event loop.
+import { startServer } from "@tbench/server";
+
+const models = process.argv.slice(2);
+const quiet = { error: (message) => console.error(message), warn() {}, info() {}, verbose() {}, debug() {} };
+const server = await startServer({
+  modelRepository: new URL("../../../examples/models", import.meta.url).pathname,
+  httpPort: 0,
+  metricsPort: 0,
+  modelControlMode: "explicit",
+  loadModels: models,
+  logger: quiet,
+});
+console.log(JSON.stringify({ httpUrl: server.httpUrl, metricsUrl: server.metricsUrl }));
+process.on("SIGTERM", () => server.close().then(() => process.exit(0)));

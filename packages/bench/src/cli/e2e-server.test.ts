@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type RunningServer, startServer } from "@tbench/server";
+import { parseResultJson } from "../report/json-result.js";
+import { runCli } from "./run-cli.js";
+
+const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
+const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };
+const sink = { write: () => true };
+
+describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
+  let server: RunningServer;
+  let dir: string;
+  before(async () => {
+    server = await startServer({
+      modelRepository: MODELS,
+      httpPort: 0,
+      metricsPort: 0,
+      modelControlMode: "explicit",
+      loadModels: ["simple"],
+      logger: quiet as never,
+    });
+    dir = await mkdtemp(join(tmpdir(), "tbench-e2e-"));
+  });
+  after(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("tbench -m simple just works, and its count agrees with the server's inference count", async () => {
+    const json = join(dir, "simple.json");
+    const csv = join(dir, "simple.csv");
+    const code = await runCli(
+      [
+        "-m",
+        "simple",
+        "-u",
+        server.httpUrl,
+        "-p",
+        "1000",
+        "-s",
+        "50",
+        "-r",
+        "5",
+        "--concurrency-range",
+        "2",
+        "-f",
+        csv,
+        "--json",
+        json,
+        "--collect-metrics",
+        "--metrics-url",
+        server.metricsUrl ?? "",
+      ],
+      { stdout: sink, stderr: sink, signal: new AbortController().signal },
+    );
+    assert.equal(code, 0);
+    const level = parseResultJson(await readFile(json, "utf8"), json).levels[0] as ReturnType<
+      typeof parseResultJson
+    >["levels"][0] & {
+      server: { inferenceCount: number; executionCount: number; successCount: number } | null;
+      serverBreakdown: { requestUs: number } | null;
+    };
+    assert.equal(level.errorCount, 0);
+    assert.ok(level.requestCount > 0);
+    // The same windows seen from both ends: statistics are read at each window boundary, so the counts
+    // differ only by requests completing while the statistics call is in flight (done-when: within 2%).
+    const serverCount = level.server!.inferenceCount;
+    const difference = Math.abs(serverCount - level.requestCount) / level.requestCount;
+    assert.ok(difference <= 0.02, `client ${level.requestCount} vs server ${serverCount} inferences`);
+    // The client's latency includes the server's request time plus network and client time.
+    assert.ok(level.latency.avgUs > level.serverBreakdown!.requestUs);
+    const header = (await readFile(csv, "utf8")).split("\n")[0];
+    assert.equal(
+      header,
+      "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input," +
+        "Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency",
+    );
+  });
+});

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { syntheticLevel } from "../internal/synthetic-results.js";
+import { toResultJson } from "../report/json-result.js";
+
+const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the tbench command in a child process, TypeScript through tsx, as a user would from source. */
+function tbench(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function assertOneLineError(run: Run, code: number, pattern: RegExp): void {
+  assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
+  const lines = run.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 1, `one line on stderr, got: ${run.stderr}`);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, "no stack trace");
+}
+
+describe("tbench command line (child process)", { timeout: 60_000 }, () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tbench-cli-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("validates flags with one clear line and exit code 2", async () => {
+    const [noModel, grpc, unknown, badRange] = await Promise.all([
+      tbench([]),
+      tbench(["-m", "simple", "-i", "grpc"]),
+      tbench(["-m", "simple", "--bogus"]),
+      tbench(["-m", "simple", "--concurrency-range", "8:2"]),
+    ]);
+    assertOneLineError(noModel, 2, /^tbench: error: -m: the model name is required/);
+    assertOneLineError(
+      grpc,
+      2,
+      /^tbench: error: -i grpc: the gRPC transport is not available in this build; use -i http$/,
+    );
+    assertOneLineError(unknown, 2, /^tbench: error: unknown option '--bogus'/);
+    assertOneLineError(
+      badRange,
+      2,
+      /^tbench: error: --concurrency-range: end must be 0 or at least start, got "8:2"$/,
+    );
+  });
+
+  it("prints help grouped like perf_analyzer's docs, and exits 0", async () => {
+    const help = await tbench(["--help"]);
+    assert.equal(help.code, 0);
+    const headings = [
+      "General Options:",
+      "Measurement Options:",
+      "Input Data Options:",
+      "Request Options:",
+      "Server Options:",
+      "Prometheus Metrics Options:",
+      "Report Options:",
+    ];
+    let last = -1;
+    for (const heading of headings) {
+      const at = help.stdout.indexOf(heading);
+      assert.ok(at > last, `${heading} present and in order`);
+      last = at;
+    }
+    assert.match(help.stdout, /--concurrency-range <start:end:step>/);
+    assert.match(help.stdout, /compare .*<baseline> <candidate>/);
+  });
+
+  it("an unreachable server is one line and exit code 1", async () => {
+    const run = await tbench(["-m", "simple", "-u", "127.0.0.1:1"]);
+    assertOneLineError(run, 1, /^tbench: error: /);
+  });
+
+  it("compare: side-by-side table, exit 1 when the gate fails, 0 when it passes", async () => {
+    const base = join(dir, "base.json");
+    const cand = join(dir, "cand.json");
+    await writeFile(
+      base,
+      JSON.stringify(
+        toResultJson([syntheticLevel({ value: 1, latenciesUs: Array(1000).fill(1000) })], {}, "t"),
+      ),
+    );
+    await writeFile(
+      cand,
+      JSON.stringify(
+        toResultJson([syntheticLevel({ value: 1, latenciesUs: Array(800).fill(1000) })], {}, "t"),
+      ),
+    );
+    const [failing, passing, badFile] = await Promise.all([
+      tbench(["compare", base, cand, "--metric", "throughput", "--max-regression", "10"]),
+      tbench(["compare", base, cand, "--metric", "throughput", "--min-ratio", "0.75"]),
+      tbench(["compare", base, join(dir, "missing.json")]),
+    ]);
+    assert.equal(failing.code, 1, failing.stderr);
+    assert.match(
+      failing.stdout,
+      /concurrency 1.*throughput.*1000\.0 infer\/s.*800\.0 infer\/s.*0\.800x.*worse 20\.0%.*FAIL/,
+    );
+    assert.match(failing.stdout, /Gate failed: 1 of 1 comparisons/);
+    assert.equal(passing.code, 0, passing.stderr);
+    assert.match(passing.stdout, /PASS/);
+    assertOneLineError(badFile, 2, /^tbench: error: .*missing\.json: cannot read the file/);
+  });
+});

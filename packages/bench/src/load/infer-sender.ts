@@ -1,0 +1,99 @@
+import type { InferenceClient, InferInput, PreparedInfer } from "@tbench/client";
+import type { ExpectedOutput, RequestData } from "./input-data.js";
+import { type RequestSender, VALIDATION_ERROR_KIND } from "./request-sender.js";
+
+/** Options of {@link createInferSender}. */
+export interface InferSenderOptions {
+  client: InferenceClient;
+  model: string;
+  modelVersion: string | undefined;
+  requests: readonly RequestData[];
+  binaryInputs: boolean;
+  binaryOutputs: boolean;
+  /** Close the client when the sender is closed (true when the sender created it). */
+  ownsClient: boolean;
+}
+
+/** A response that does not match the input file's `validation_data`; counted as `VALIDATION`. */
+export class ValidationMismatchError extends Error {
+  readonly code = VALIDATION_ERROR_KIND;
+  override readonly name = "ValidationMismatchError";
+}
+
+function sameValue(actual: unknown, expected: unknown): boolean {
+  if (typeof actual === "bigint" || typeof expected === "bigint") return String(actual) === String(expected);
+  if (typeof actual === "boolean" || typeof expected === "boolean")
+    return Number(actual) === Number(expected);
+  return actual === expected;
+}
+
+function check(
+  result: Awaited<ReturnType<PreparedInfer["send"]>>,
+  expected: readonly ExpectedOutput[],
+): void {
+  for (const want of expected) {
+    const output = result.output(want.name);
+    if (output === undefined)
+      throw new ValidationMismatchError(`output ${want.name} missing from the response`);
+    const got = output.toArray() as unknown[];
+    if (got.length !== want.values.length) {
+      throw new ValidationMismatchError(
+        `output ${want.name}: expected ${want.values.length} values, got ${got.length}`,
+      );
+    }
+    for (let i = 0; i < got.length; i++) {
+      if (!sameValue(got[i], want.values[i])) {
+        throw new ValidationMismatchError(
+          `output ${want.name}[${i}]: expected ${String(want.values[i])}, got ${String(got[i])}`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Sends infer requests through `@tbench/client`. Each distinct request is encoded once with
+ * `prepareInfer` and re-sent as is, so the per-request cost is the client's send path only.
+ */
+export function createInferSender(options: InferSenderOptions): RequestSender {
+  const { client, requests } = options;
+  const prepared = requests.map((request) =>
+    client.prepareInfer(options.model, {
+      inputs: request.inputs as unknown as InferInput[],
+      ...(options.modelVersion !== undefined ? { modelVersion: options.modelVersion } : {}),
+      binaryInputs: options.binaryInputs,
+      binaryOutputs: options.binaryOutputs,
+    }),
+  );
+  const count = prepared.length;
+  let closed = false;
+  return {
+    async send(index) {
+      const slot = index % count;
+      const result = await prepared[slot]!.send();
+      const expected = requests[slot]?.expected;
+      if (expected !== undefined) check(result, expected);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (options.ownsClient) await client.close();
+    },
+  };
+}
+
+/** Sends `GET /v2/health/ready` through the client (the trivial endpoint of the benchmark). */
+export function createHealthSender(client: InferenceClient, ownsClient: boolean): RequestSender {
+  let closed = false;
+  return {
+    async send() {
+      const ready = await client.isServerReady();
+      if (!ready) throw Object.assign(new Error("server not ready"), { code: "UNAVAILABLE" });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (ownsClient) await client.close();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { buildRequestData, type InputDataOptions } from "./input-data.js";
+
+const simpleInputs = [
+  { name: "INPUT0", datatype: "INT32" as const, shape: [-1, 16] },
+  { name: "INPUT1", datatype: "INT32" as const, shape: [-1, 16] },
+];
+const base: InputDataOptions = {
+  inputs: simpleInputs,
+  maxBatchSize: 8,
+  batchSize: 1,
+  shapes: {},
+  source: "zero",
+  stringLength: 4,
+  stringData: undefined,
+};
+
+describe("buildRequestData", () => {
+  it("builds zero data of the metadata's shape, with the batch dimension from -b", () => {
+    const [request] = buildRequestData({ ...base, batchSize: 3 });
+    assert.deepEqual(
+      request?.inputs.map((t) => [t.name, t.datatype, t.shape]),
+      [
+        ["INPUT0", "INT32", [3, 16]],
+        ["INPUT1", "INT32", [3, 16]],
+      ],
+    );
+    assert.ok(request?.inputs[0]?.data instanceof Int32Array);
+    assert.equal(request?.inputs[0]?.data.length, 48);
+    assert.ok([...(request!.inputs[0]!.data as Int32Array)].every((v) => v === 0));
+  });
+
+  it("random data is seeded: the same seed gives the same tensors", () => {
+    const a = buildRequestData({ ...base, source: "random", seed: 3 })[0]!.inputs[0]!.data;
+    const b = buildRequestData({ ...base, source: "random", seed: 3 })[0]!.inputs[0]!.data;
+    assert.deepEqual([...(a as Int32Array)], [...(b as Int32Array)]);
+  });
+
+  it("asks for --shape when a dimension is variable, and checks the given shape", () => {
+    const inputs = [{ name: "x", datatype: "FP32" as const, shape: [-1, -1] }];
+    assert.throws(
+      () => buildRequestData({ ...base, inputs }),
+      /input x has variable dimensions \[-1\]; give its shape with --shape x:N/,
+    );
+    const [request] = buildRequestData({ ...base, inputs, shapes: { x: [5] } });
+    assert.deepEqual(request?.inputs[0]?.shape, [1, 5]);
+    assert.throws(
+      () => buildRequestData({ ...base, inputs, shapes: { x: [5, 2] } }),
+      /--shape x: expected 1 dimension/,
+    );
+  });
+
+  it("refuses -b > 1 on a model without batching", () => {
+    assert.throws(
+      () =>
+        buildRequestData({
+          ...base,
+          maxBatchSize: 0,
+          inputs: [{ name: "a", datatype: "FP32", shape: [4] }],
+          batchSize: 2,
+        }),
+      /-b 2: the model does not support batching \(max_batch_size 0\); use -b 1/,
+    );
+  });
+
+  it("strings: --string-data, or random strings of --string-length", () => {
+    const inputs = [{ name: "s", datatype: "BYTES" as const, shape: [2] }];
+    const fixed = buildRequestData({ ...base, maxBatchSize: 0, inputs, stringData: "hello" })[0]!.inputs[0]!;
+    assert.deepEqual(fixed.data, ["hello", "hello"]);
+    const random = buildRequestData({ ...base, maxBatchSize: 0, inputs, source: "random" })[0]!.inputs[0]!
+      .data as string[];
+    assert.ok(random.every((s) => s.length === 4));
+  });
+
+  it("reads perf_analyzer's JSON: plain arrays, content+shape, b64, streams, and validation_data", () => {
+    const b64 = Buffer.from(new Int32Array(16).fill(7).buffer).toString("base64");
+    const json = {
+      data: [
+        { INPUT0: Array(16).fill(1), INPUT1: { content: Array(16).fill(2), shape: [16] } },
+        [{ INPUT0: { b64 }, INPUT1: Array(16).fill(3) }],
+      ],
+      validation_data: [{ OUTPUT0: Array(16).fill(3) }, { OUTPUT0: { content: Array(16).fill(10) } }],
+    };
+    const requests = buildRequestData({ ...base, source: [{ path: "d.json", json }] });
+    assert.equal(requests.length, 2);
+    assert.deepEqual([...(requests[1]!.inputs[0]!.data as Int32Array)], Array(16).fill(7));
+    assert.deepEqual(requests[0]!.expected, [{ name: "OUTPUT0", values: Array(16).fill(3) }]);
+    assert.deepEqual(requests[1]!.expected, [{ name: "OUTPUT0", values: Array(16).fill(10) }]);
+  });
+
+  it("names the file, entry and input of a bad JSON entry", () => {
+    const short = { data: [{ INPUT0: [1, 2], INPUT1: Array(16).fill(0) }] };
+    assert.throws(
+      () => buildRequestData({ ...base, source: [{ path: "d.json", json: short }] }),
+      /--input-data, data\[0\]\.INPUT0: expected 16 element\(s\) for shape \[16\], got 2/,
+    );
+    assert.throws(
+      () => buildRequestData({ ...base, source: [{ path: "d.json", json: { data: [{ INPUT0: [] }] } }] }),
+      /d\.json, data\[0\]: input "INPUT1" is missing/,
+    );
+    assert.throws(
+      () => buildRequestData({ ...base, source: [{ path: "d.json", json: [] }] }),
+      /d\.json: expected an object with a "data" array/,
+    );
+  });
+});
