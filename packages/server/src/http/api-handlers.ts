@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
 import { badRequest } from "./http-error.js";
+import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
 import type { Route } from "./router.js";
 
@@ -60,8 +61,21 @@ function decodeFiles(parameters: Record<string, string | boolean | number>): {
   return result;
 }
 
-/** Serves every endpoint but infer. */
+/** Serves every endpoint but infer, answering errors through `context.fail`; never rejects. */
 export async function handleApiRequest(
+  context: HandlerContext,
+  route: Route,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  try {
+    await serveApiRequest(context.core, route, req, res, context.maxInputSize);
+  } catch (error) {
+    context.fail(req, res, error, "other");
+  }
+}
+
+async function serveApiRequest(
   core: InferenceCore,
   route: Route,
   req: IncomingMessage,

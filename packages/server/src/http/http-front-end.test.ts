@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync, inflateSync } from "node:zlib";
 import { silentLogger } from "../core/logger.js";
@@ -443,6 +444,44 @@ describe("HTTP front end (fake core)", () => {
     assert.match(errorOf(bomb.body), /^decompressed request body exceeds the maximum allowed input size/);
     // Still serving.
     assert.equal((await rawRequest(url, "/v2/health/live")).status, 200);
+  });
+});
+
+describe("HTTP front end, broken HTTP", () => {
+  test("a body cut short by the client, and malformed HTTP, leave the server serving", async () => {
+    const core = createFakeCore();
+    const server = await createHttpFrontEnd({
+      core,
+      port: 0,
+      address: "127.0.0.1",
+      maxInputSize: MAX_INPUT,
+      logger: silentLogger,
+    });
+    try {
+      const exchange = (payload: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(server.port, "127.0.0.1", () => socket.end(payload));
+          let answer = "";
+          socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+          socket.on("close", () => resolve(answer));
+          socket.on("error", reject);
+        });
+      // Declares 100 bytes, sends 10, then closes its side: nothing to answer, nothing may crash or hang.
+      const truncated = await exchange(
+        'POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"inputs":',
+      );
+      assert.equal(truncated, "");
+      const garbage = await exchange("NOT HTTP AT ALL\r\n\r\n");
+      assert.match(garbage, /^HTTP\/1\.1 400 Bad Request/);
+      const badLength = await exchange(
+        "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+      );
+      assert.match(badLength, /^HTTP\/1\.1 400 Bad Request/);
+      assert.equal(core.received.length, 0);
+      assert.equal((await rawRequest(server.url, "/v2/health/live")).status, 200);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { describeError, HttpError } from "./http-error.js";
-import { handleInfer } from "./infer-handler.js";
+import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
 import { sendError } from "./respond.js";
 import { matchRoute, routeMethod } from "./router.js";
 
@@ -64,13 +64,21 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     sendError(res, status, message);
   };
 
+  // One handler per server, not per request: `this` is the response that closed.
+  function onResponseClose(this: ServerResponse): void {
+    const socket = this.req.socket as TrackedSocket;
+    socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
+    if (closing && socket[ACTIVE] === 0) socket.end();
+    // A client that goes away before its answer aborts the core request.
+    if (!this.writableFinished) abortClientRequest(this);
+  }
+
+  const context: HandlerContext = { core, maxInputSize, fail: finish };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
-    res.once("close", () => {
-      socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
-      if (closing && socket[ACTIVE] === 0) socket.end();
-    });
+    res.on("close", onResponseClose);
     if (closing) res.setHeader("Connection", "close");
     const route = matchRoute(req.url ?? "/");
     if (route === undefined) {
@@ -81,15 +89,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       finish(req, res, new HttpError(405, "Method Not Allowed"), "other");
       return;
     }
-    if (route.kind === "model-infer") {
-      handleInfer(core, route, req, res, maxInputSize).catch((error: unknown) =>
-        finish(req, res, error, "infer"),
-      );
-    } else {
-      handleApiRequest(core, route, req, res, maxInputSize).catch((error: unknown) =>
-        finish(req, res, error, "other"),
-      );
-    }
+    if (route.kind === "model-infer") void handleInfer(context, route, req, res);
+    else void handleApiRequest(context, route, req, res);
   };
 
   server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, onRequest);

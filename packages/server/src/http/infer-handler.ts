@@ -13,12 +13,13 @@ import { encodeInferResponse } from "./infer-response-encoder.js";
 import type { Route } from "./router.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
+const DECIMAL = /^\d{1,15}$/;
 
 function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
   const raw = req.headers[HEADER_LENGTH];
   if (raw === undefined) return bodyLength;
   const text = Array.isArray(raw) ? raw[0]! : raw;
-  const value = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (Number.isNaN(value)) throw badRequest(`Unable to parse Inference-Header-Content-Length, got: ${text}`);
   if (value > bodyLength) {
     throw badRequest(`inference header size should be in range (0, ${bodyLength}), got: ${text}`);
@@ -26,39 +27,59 @@ function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
   return value;
 }
 
-/** Aborts the core request when the client connection closes before the answer is written. */
-class ClientWatch {
-  readonly controller = new AbortController();
-  private readonly res: ServerResponse;
-
-  constructor(res: ServerResponse) {
-    this.res = res;
-    res.once("close", this.onClose);
-  }
-
-  private readonly onClose = (): void => {
-    if (!this.res.writableFinished) this.controller.abort(new Error("client disconnected"));
-  };
+/** What the handlers share, created once per server. */
+export interface HandlerContext {
+  readonly core: InferenceCore;
+  readonly maxInputSize: number;
+  /** Answers `error` as Triton would for `endpoint`. */
+  readonly fail: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    error: unknown,
+    endpoint: "infer" | "other",
+  ) => void;
 }
 
-/** Serves one infer request; throws HttpError / ServerError for the caller to answer. */
+const CONTROLLER = Symbol("tbench.abortController");
+type WatchedResponse = ServerResponse & { [CONTROLLER]?: AbortController };
+
+/** Aborts the signal of the core request behind `res` (the client went away before its answer). */
+export function abortClientRequest(res: ServerResponse): void {
+  (res as WatchedResponse)[CONTROLLER]?.abort(new Error("client disconnected"));
+}
+
+/** Serves one infer request, answering errors through `context.fail`; never rejects. */
 export async function handleInfer(
-  core: InferenceCore,
+  context: HandlerContext,
   route: Route,
   req: IncomingMessage,
   res: ServerResponse,
-  maxInputSize: number,
 ): Promise<void> {
+  try {
+    await serveInfer(context, route, req, res);
+  } catch (error) {
+    context.fail(req, res, error, "infer");
+  }
+}
+
+async function serveInfer(
+  context: HandlerContext,
+  route: Route,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { core, maxInputSize } = context;
   const acceptEncoding = req.headers["accept-encoding"];
   const body = await readBody(req, maxInputSize);
   const headerLength = headerLengthOf(req, body.byteLength);
-  const watch = new ClientWatch(res);
+  const controller = new AbortController();
+  (res as WatchedResponse)[CONTROLLER] = controller;
   const decoded = decodeInferRequest(body, {
     model: route.model,
     version: route.version,
     headerLength,
     maxInputSize,
-    signal: watch.controller.signal,
+    signal: controller.signal,
   });
   const response = await core.infer(decoded.request);
   const encoded = encodeInferResponse(response, decoded);
