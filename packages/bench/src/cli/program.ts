@@ -153,7 +153,6 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     .description("merge --json results of runs made at the same time (several machines) into one")
     .argument("<inputs...>", "results to merge (tbench --json)")
     .requiredOption("-o, --output <path>", "where to write the merged result")
-    .option("--csv <path>", "also write perf_analyzer's CSV of the merged result")
     .action((inputs: string[], opts: Record<string, unknown>) =>
       onParsed({ kind: "merge", inputs, options: opts }),
     );

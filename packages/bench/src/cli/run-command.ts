@@ -17,7 +17,12 @@ import { createMetricsScraper } from "../measure/metrics-scraper.js";
 import { createOverheadMonitor } from "../measure/overhead-monitor.js";
 import { type ModelTree, snapshotFromStatistics } from "../measure/server-stats.js";
 import { runSweep } from "../measure/sweep.js";
-import { formatFinalSummary, formatLevelSummary, formatSettings } from "../report/console-summary.js";
+import {
+  formatFinalSummary,
+  formatLevelSummary,
+  formatSettings,
+  levelHeading,
+} from "../report/console-summary.js";
 import { formatComposingCsvs, formatCsv } from "../report/csv-report.js";
 import { toResultJson } from "../report/json-result.js";
 import { formatProfileExport } from "../report/profile-export.js";
@@ -285,6 +290,7 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
 
     const results: LevelResult[] = [];
     const profileAndReport = async (level: LoadLevel) => {
+      print(`${levelHeading(level)}\n`);
       const result = await profiler.profile(level);
       progress.clear();
       results.push(result);

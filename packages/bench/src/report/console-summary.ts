@@ -95,9 +95,12 @@ function serverLines(stats: ServerSideStats, depth: number, out: string[]): void
   }
 }
 
-/** perf_analyzer's per-level "Client:" / "Server:" block, plus tbench's extra lines. */
+/**
+ * perf_analyzer's per-level "Client:" / "Server:" block, plus tbench's extra lines. The level heading is
+ * printed before the level is measured (verbose "Pass" lines come under it), so it is not repeated here.
+ */
 export function formatLevelSummary(result: LevelResult, percentile: number | undefined): string {
-  const out = [levelHeading(result.level)];
+  const out: string[] = [];
   const m = result.measurement;
   if (m === undefined) {
     out.push("  Client: ", "    Request count: 0");

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { syntheticLevel } from "../internal/synthetic-results.js";
+import { formatFinalSummary, formatLevelSummary, formatSettings, levelHeading } from "./console-summary.js";
+import { formatCppDouble } from "./format.js";
+
+describe("console summary (perf_analyzer's wording)", () => {
+  it("formats throughput like C++ iostreams (6 significant digits)", () => {
+    assert.equal(formatCppDouble(6005.7812), "6005.78");
+    assert.equal(formatCppDouble(975.0481), "975.048");
+    assert.equal(formatCppDouble(100), "100");
+    assert.equal(formatCppDouble(1234567.8), "1.23457e+06");
+    assert.equal(formatCppDouble(0), "0");
+  });
+
+  it("prints the settings block and the per-level client lines", () => {
+    const settings = formatSettings({
+      batchSize: 1,
+      measurementMode: "time_windows",
+      measurementIntervalMs: 5000,
+      measurementRequestCount: 50,
+      percentile: undefined,
+      latencyThresholdMs: 0,
+      mode: "concurrency",
+      limit: 8,
+      async: false,
+      distribution: "constant",
+      workers: 1,
+    });
+    assert.equal(
+      settings,
+      [
+        "*** Measurement Settings ***",
+        "  Batch size: 1",
+        "  Service Kind: TRITON",
+        '  Using "time_windows" mode for stabilization',
+        "  Stabilizing using average latency and throughput",
+        "  Measurement window: 5000 msec",
+        "  Latency limit: 0 msec",
+        "  Concurrency limit: 8 concurrent requests",
+        "  Using synchronous calls for inference",
+        "",
+      ].join("\n"),
+    );
+    const level = syntheticLevel({ value: 1, latenciesUs: [100, 200, 300], durationMs: 1000 });
+    assert.equal(levelHeading(level.level), "Request concurrency: 1");
+    const lines = formatLevelSummary(level, undefined).split("\n");
+    assert.deepEqual(lines.slice(0, 5), [
+      "  Client: ",
+      "    Request count: 3",
+      "    Throughput: 3 infer/sec",
+      "    Avg latency: 200 usec (standard deviation 81 usec)",
+      "    p50 latency: 200 usec",
+    ]);
+    assert.equal(
+      formatFinalSummary([level], undefined),
+      "Inferences/Second vs. Client Average Batch Latency\nConcurrency: 1, throughput: 3 infer/sec, latency 200 usec\n",
+    );
+  });
+});
