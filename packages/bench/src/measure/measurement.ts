@@ -58,6 +58,35 @@ export interface Measurement {
   requests: RequestRecord[] | undefined;
 }
 
+/** Metrics of several windows: averages weighted by scrapes, maxima kept, counts added. */
+function mergeMetrics(all: readonly MetricsSummary[]): MetricsSummary | undefined {
+  if (all.length === 0) return undefined;
+  const scrapes = all.reduce((t, m) => t + m.scrapeCount, 0);
+  const weight = (m: MetricsSummary) => (scrapes === 0 ? 1 / all.length : m.scrapeCount / scrapes);
+  const gpus: MetricsSummary["gpus"] = {};
+  for (const m of all) {
+    for (const [uuid, g] of Object.entries(m.gpus)) {
+      const acc = gpus[uuid] ?? {
+        avgUtilizationPercent: 0,
+        avgPowerWatts: 0,
+        maxMemoryUsedBytes: 0,
+        totalMemoryBytes: 0,
+      };
+      acc.avgUtilizationPercent += g.avgUtilizationPercent * weight(m);
+      acc.avgPowerWatts += g.avgPowerWatts * weight(m);
+      acc.maxMemoryUsedBytes = Math.max(acc.maxMemoryUsedBytes, g.maxMemoryUsedBytes);
+      acc.totalMemoryBytes = Math.max(acc.totalMemoryBytes, g.totalMemoryBytes);
+      gpus[uuid] = acc;
+    }
+  }
+  return {
+    scrapeCount: scrapes,
+    failedScrapeCount: all.reduce((t, m) => t + m.failedScrapeCount, 0),
+    gpus,
+    avgPendingRequests: all.reduce((t, m) => t + m.avgPendingRequests * weight(m), 0),
+  };
+}
+
 /** Latency figures from a histogram (percentiles) and exact moments (average, deviation, min, max). */
 export function latencySummary(
   histogram: LatencyHistogram,
@@ -117,7 +146,7 @@ export function summarizeWindows(
     latencyMoments: part.latencyMoments,
     uncorrectedMoments: part.uncorrectedMoments,
     server: servers.length === windows.length ? addServerStats(servers) : undefined,
-    metrics: last.metrics,
+    metrics: mergeMetrics(windows.map((w) => w.metrics).filter((m) => m !== undefined)),
     overhead: {
       cpuPercent: cpu,
       eventLoopDelayP99Ms: Math.max(...windows.map((w) => w.overhead.eventLoopDelayP99Ms)),
