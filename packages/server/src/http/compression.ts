@@ -9,6 +9,7 @@ const gzip = promisify(zlib.gzip);
 const deflate = promisify(zlib.deflate);
 const Q_WEIGHT = /^\s*q=([0-9.]+)\s*$/;
 
+/** A content coding the server can answer with. */
 export type ResponseEncoding = "identity" | "gzip" | "deflate";
 
 /** The encoding to answer with for an Accept-Encoding header value. */

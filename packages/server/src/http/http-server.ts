@@ -13,6 +13,7 @@ import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-ha
 import { sendError } from "./respond.js";
 import { matchRoute, routeMethod } from "./router.js";
 
+/** Options of createHttpFrontEnd. */
 export interface HttpFrontEndOptions {
   readonly core: InferenceCore;
   /** 0 picks a free port. */

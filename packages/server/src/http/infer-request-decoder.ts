@@ -27,6 +27,7 @@ export interface DecodedInferRequest {
   readonly outputs: ReadonlyMap<string, OutputEncoding> | undefined;
 }
 
+/** Options of decodeInferRequest: where the request went and the limits that apply. */
 export interface DecodeInferOptions {
   readonly model: string;
   readonly version: string | undefined;

@@ -18,6 +18,7 @@ export type RouteKind =
   | "repository-load"
   | "repository-unload";
 
+/** A matched endpoint with the model and version named in its path. */
 export interface Route {
   readonly kind: RouteKind;
   readonly model: string;

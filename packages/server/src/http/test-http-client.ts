@@ -4,12 +4,14 @@
  */
 import { request } from "node:http";
 
+/** A whole answer: status, headers, body bytes. */
 export interface RawResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: Buffer;
 }
 
+/** Method, headers and body of a raw request. */
 export interface RawRequestOptions {
   readonly method?: string;
   readonly headers?: Record<string, string | number>;

@@ -8,6 +8,7 @@ import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { createPrometheusMetrics } from "./prometheus-metrics.js";
 
+/** Options of createMetricsServer. */
 export interface MetricsServerOptions {
   readonly core: InferenceCore;
   /** 0 picks a free port. */
