@@ -146,10 +146,12 @@ class HttpInferenceClient implements InferenceClient {
     }
     if (o.requestCompression !== undefined) headers["content-encoding"] = o.requestCompression;
     if (o.responseCompression) headers["accept-encoding"] = "gzip, deflate";
+    const finished = this.#finishHeaders(headers, options);
+    // Awaiting only what is really asynchronous (an auth hook, compression) keeps the hot path short.
     const request: ExchangeRequest = {
       method: "POST",
       path,
-      headers: await this.#finishHeaders(headers, options),
+      headers: finished instanceof Promise ? await finished : finished,
       body: body instanceof Buffer ? body : await body,
     };
     const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
@@ -158,7 +160,8 @@ class HttpInferenceClient implements InferenceClient {
       maxRetries === 0
         ? await this.#transport.once(request, options?.signal, timeoutMs)
         : await this.#transport.send(request, options?.signal, timeoutMs, { idempotent: true, maxRetries });
-    const decoded = await this.#decoded(response);
+    const payload = this.#decoded(response);
+    const decoded = payload instanceof Buffer ? payload : await payload;
     if (response.status !== 200) throw this.#errorOf(response, decoded, requestId);
     return decodeInferResponse(decoded, response.headers["inference-header-content-length"]);
   }
