@@ -51,3 +51,14 @@ describe("tbench merge", () => {
     }
   });
 });
+
+describe("tbench compare, files", () => {
+  it("a missing file is a usage error naming it", async () => {
+    const { runCompare } = await import("./compare-command.js");
+    await assert.rejects(
+      runCompare("/nonexistent/a.json", "/nonexistent/b.json", {}, () => {}),
+      (e: unknown) =>
+        e instanceof UsageError && /\/nonexistent\/a\.json: cannot read the file/.test(e.message),
+    );
+  });
+});
