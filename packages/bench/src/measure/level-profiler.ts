@@ -133,11 +133,13 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
       await driver.setBudget(options.requestCount > 0 ? options.requestCount : Number.POSITIVE_INFINITY);
       await driver.apply(level);
       // Start clean: whatever completed before this level's first window belongs to no window.
-      let statsBefore = await readStats();
+      // The statistics call leaves in the same tick as the swap, so both ends start the window together.
+      const firstStats = readStats();
       await driver.collect();
+      let windowStart = nowMs();
+      let statsBefore = await firstStats;
       options.scraper?.take();
       options.overhead.begin();
-      let windowStart = nowMs();
       const windows: MeasuredWindow[] = [];
       const summaries: Measurement[] = [];
       const samples: StabilitySample[] = [];
