@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { parseModelConfig, TextFormatError } from "@tbench/proto";
 import { createInstancePool, type InstancePool, instanceInits } from "../instances/instance-pool.js";
 import { startModelInstance } from "../instances/model-instance.js";
 import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../repository/auto-complete.js";
@@ -27,7 +28,6 @@ import { selectVersions, versionDirectories } from "../repository/version-policy
 import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
 import { createModelStats, type ModelStatsCollector } from "../stats/model-stats.js";
 import type { Clock } from "./clock.js";
-import { parseConfigText } from "./config-codec.js";
 import type { Logger } from "./logger.js";
 import { ServerError } from "./server-error.js";
 import { statusText } from "./status-text.js";
@@ -85,6 +85,20 @@ async function readLabels(dir: string, spec: ModelSpec): Promise<Map<string, str
     );
   }
   return labels;
+}
+
+/**
+ * Reads and parses config.pbtxt. A text error is the user's (INVALID_ARG) and keeps the codec's message,
+ * which names file, line and column; anything else stays an internal error.
+ */
+async function readConfigFile(path: string): Promise<ConfigObject> {
+  const text = await readFile(path, "utf8");
+  try {
+    return parseModelConfig(text, { fileName: path }) as ConfigObject;
+  } catch (error) {
+    if (error instanceof TextFormatError) fail(`failed to read text proto from ${path}: ${error.message}`);
+    throw error;
+  }
 }
 
 function intraOpThreads(config: ConfigObject): number {
@@ -179,14 +193,7 @@ export async function loadModelFromRepository(
     const configPath = join(dir, "config.pbtxt");
     if (overrideConfig) config = cloneConfig(overrideConfig);
     else if (existsSync(configPath)) {
-      const text = await readFile(configPath, "utf8");
-      try {
-        config = parseConfigText(text, configPath);
-      } catch (error) {
-        fail(
-          `failed to read text proto from ${configPath}: ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
+      config = await readConfigFile(configPath);
     } else config = {};
     const available = versionDirectories(
       name,

@@ -159,7 +159,8 @@ describe("repository loading", () => {
     );
     assert.match(
       (await reason("broken_text")) ?? "",
-      /^Invalid argument: failed to read text proto from .*config\.pbtxt/,
+      // The codec's own message, naming file, line and column.
+      /^Invalid argument: failed to read text proto from (.*config\.pbtxt): \1:2:17: field "max_batch_size" is not repeated/,
     );
     assert.equal(
       await reason("no_versions"),
