@@ -2,7 +2,7 @@
 // parsing of the documented answers, against a node:http fake that records what it receives.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { MalformedResponseError } from "../errors.js";
+import { MalformedResponseError, ModelNotFoundError, UnsupportedError } from "../errors.js";
 import type { InferenceClient } from "../inference-client.js";
 import { type FakeServer, type SeenRequest, sendJson, startFakeServer } from "../testing/fake-server.js";
 import { createHttpClient } from "./http-client.js";
@@ -206,6 +206,37 @@ describe("system shared memory", () => {
     assert.equal(last().body.length, 0);
     await client.systemSharedMemoryUnregister();
     assert.equal(last().url, "/prefix/v2/systemsharedmemory/unregister");
+  });
+});
+
+describe("missing extensions", () => {
+  test("a plain 404 on an extension endpoint is UnsupportedError; a 404 about a model stays NOT_FOUND", async () => {
+    const bare = await startFakeServer((req, res) => {
+      if (req.url.startsWith("/v2/models/gone"))
+        sendJson(res, 404, { error: "Request for unknown model: 'gone' is not found" });
+      else sendJson(res, 404, { error: "Not Found" });
+    });
+    const c = createHttpClient({ url: bare.url });
+    try {
+      await assert.rejects(
+        c.logSettings(),
+        (e: unknown) =>
+          e instanceof UnsupportedError && /'logging' extension/.test(e.message) && e.status === 404,
+      );
+      await assert.rejects(
+        c.traceSettings("m"),
+        (e: unknown) => e instanceof UnsupportedError && /'trace'/.test(e.message),
+      );
+      await assert.rejects(
+        c.systemSharedMemoryStatus(),
+        (e: unknown) => e instanceof UnsupportedError && /'system_shared_memory'/.test(e.message),
+      );
+      await assert.rejects(c.modelStatistics("gone"), ModelNotFoundError);
+      await assert.rejects(c.modelMetadata("other"), ModelNotFoundError);
+    } finally {
+      await c.close();
+      await bare.close();
+    }
   });
 });
 

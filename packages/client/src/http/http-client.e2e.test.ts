@@ -15,6 +15,7 @@ import {
   InvalidArgumentError,
   ModelNotFoundError,
   UnavailableError,
+  UnsupportedError,
 } from "../errors.js";
 import { float16BitsToFloat32Array, float32ArrayToFloat16Bits } from "../float16.js";
 import type { InferenceClient } from "../inference-client.js";
@@ -396,7 +397,7 @@ describe("errors from the server", () => {
     await client.infer("simple", { inputs: simpleInputs().inputs });
   });
 
-  test("trace, log and shared-memory calls: tbench-server does not serve them (404)", async () => {
+  test("UnsupportedError: tbench-server does not implement the trace, logging and shared-memory extensions", async () => {
     for (const call of [
       () => client.traceSettings(),
       () => client.updateTraceSettings({ trace_rate: "10" }, "simple"),
@@ -408,7 +409,7 @@ describe("errors from the server", () => {
     ]) {
       await assert.rejects(
         call(),
-        (e: unknown) => e instanceof InferenceError && e.code === "NOT_FOUND" && e.status === 404,
+        (e: unknown) => e instanceof UnsupportedError && e.status === 404 && /extension/.test(e.message),
       );
     }
   });

@@ -5,7 +5,7 @@
  */
 import type { ModelConfig } from "@tbench/proto";
 import { errorFromHttpStatus } from "../error-mapping.js";
-import { ClientClosedError, InvalidArgumentError } from "../errors.js";
+import { ClientClosedError, InvalidArgumentError, ModelNotFoundError, UnsupportedError } from "../errors.js";
 import type { InferResult } from "../infer-result.js";
 import type {
   CallOptions,
@@ -36,7 +36,7 @@ import {
   type ResolvedHttpClientOptions,
   resolveHttpClientOptions,
 } from "./http-client-options.js";
-import { modelPath, paths } from "./http-paths.js";
+import { extensionOf, modelPath, paths } from "./http-paths.js";
 import { HttpTransport } from "./http-transport.js";
 import { decodeInferResponse } from "./infer-decoding.js";
 import { encodeInferRequest } from "./infer-encoding.js";
@@ -205,8 +205,17 @@ class HttpInferenceClient implements InferenceClient {
   ): Promise<Buffer> {
     const response = await this.#exchange(method, path, json, options, idempotent);
     const body = await this.#decoded(response);
-    if (response.status < 200 || response.status >= 300) throw this.#errorOf(response, body, undefined);
-    return body;
+    if (response.status >= 200 && response.status < 300) return body;
+    const error = this.#errorOf(response, body, undefined);
+    const extension = response.status === 404 ? extensionOf(this.#base, path) : undefined;
+    if (extension !== undefined && !(error instanceof ModelNotFoundError && /model/i.test(error.message))) {
+      // A plain 404 on an extension's endpoint: the server does not implement that extension.
+      throw new UnsupportedError(
+        `${method} ${path}: the server does not implement the '${extension}' extension (HTTP 404: ${error.serverMessage})`,
+        { status: 404, serverMessage: error.serverMessage ?? "", cause: error },
+      );
+    }
+    throw error;
   }
 
   async #exchange(

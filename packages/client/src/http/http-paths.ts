@@ -40,3 +40,17 @@ export const paths = {
       ? `${base}/v2/systemsharedmemory/unregister`
       : `${base}/v2/systemsharedmemory/region/${segment(region)}/unregister`,
 } as const;
+
+/**
+ * The protocol extension (by its server-metadata name) that an endpoint belongs to, or undefined for the
+ * required API. A server without the extension answers such a path with a plain 404.
+ */
+export function extensionOf(base: string, path: string): string | undefined {
+  const p = path.slice(base.length);
+  if (p.endsWith("/trace/setting")) return "trace";
+  if (p.startsWith("/v2/logging")) return "logging";
+  if (p.startsWith("/v2/systemsharedmemory")) return "system_shared_memory";
+  if (p.startsWith("/v2/repository")) return "model_repository";
+  if (p.endsWith("/stats")) return "statistics";
+  return undefined;
+}

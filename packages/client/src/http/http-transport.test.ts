@@ -338,6 +338,16 @@ describe("lifetimes", () => {
     await assert.rejects(client.infer("m", input), ClientClosedError);
     await assert.rejects(client.isServerLive(), ClientClosedError);
   });
+  test("close() lets calls in flight finish", async () => {
+    const { client } = await setup(async (req, res, i) => {
+      await new Promise((r) => setTimeout(r, 50));
+      inferOk(req, res, i);
+    });
+    const call = client.infer("m", input);
+    await new Promise((r) => setTimeout(r, 10));
+    await client.close();
+    assert.equal((await call).output("o")!.as("FP32")[0], 3);
+  });
   test("destroy() fails calls in flight with ClientClosedError carrying the reason", async () => {
     const { server, client } = await setup(() => new Promise<void>(() => {}));
     const call = client.infer("m", input);
