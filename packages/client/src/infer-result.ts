@@ -10,6 +10,7 @@ import {
   type TypedArrayByDatatype,
 } from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "./errors.js";
+import { bfloat16BitsToFloat32, float16BitsToFloat32 } from "./float16.js";
 import type { ParameterValue } from "./tensor-types.js";
 
 /** A TypedArray of some fixed-size datatype. */
@@ -37,7 +38,7 @@ export interface OutputTensor {
   strings(): string[];
   /** BYTES elements as byte arrays (views of the response). Throws for other datatypes. */
   bytes(): Uint8Array[];
-  /** The elements as plain values: numbers, bigints (64-bit integers), booleans or strings. */
+  /** The elements as plain values: numbers (FP16/BF16 converted), bigints (64-bit integers), booleans or strings. */
   toArray(): OutputValues;
 }
 
@@ -161,6 +162,10 @@ class Output implements OutputTensor {
       case "INT64":
       case "UINT64":
         return Array.from(this.typedArray() as BigInt64Array);
+      case "FP16":
+        return Array.from(this.typedArray() as Uint16Array, float16BitsToFloat32);
+      case "BF16":
+        return Array.from(this.typedArray() as Uint16Array, bfloat16BitsToFloat32);
       default:
         return Array.from(this.typedArray() as Float64Array);
     }

@@ -16,6 +16,7 @@ import {
   ConnectionError,
   DeadlineExceededError,
   type InferenceError,
+  InvalidArgumentError,
 } from "../errors.js";
 
 /** What an exchange sends. */
@@ -193,6 +194,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
       case "UND_ERR_DESTROYED":
       case "UND_ERR_CLOSED":
         return new ClientClosedError(`${what}: the client is closed`, { cause: error });
+      case "UND_ERR_INVALID_ARG":
+        return new InvalidArgumentError(`${what}: ${error.message}`, { cause: error });
       case "UND_ERR_CONNECT_TIMEOUT":
         return new ConnectionError(`${what}: connect timeout (${error.message})`, {
           cause: error,

@@ -292,6 +292,14 @@ describe("headers and auth", () => {
     assert.equal(h["x-call"], "1");
     assert.equal(h["authorization"], `Basic ${Buffer.from("u:p").toString("base64")}`);
   });
+  test("an invalid header value is an InvalidArgumentError, nothing is sent", async () => {
+    const { server, client } = await setup(inferOk);
+    await assert.rejects(
+      client.isServerLive({ headers: { "x-bad": "a\nb" } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /x-bad/.test(e.message),
+    );
+    assert.equal(server.requests.length, 0);
+  });
   test("bearer token and an async auth hook", async () => {
     const { server, client } = await setup(inferOk, { auth: { type: "bearer", token: "t0k" } });
     await client.infer("m", input);

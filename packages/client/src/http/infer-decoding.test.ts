@@ -94,6 +94,28 @@ describe("binary responses", () => {
   });
 });
 
+describe("FP16 and BF16 outputs", () => {
+  test("as() gives the bit patterns, toArray() the numbers", () => {
+    const { body, jsonLength } = binaryBody(
+      {
+        model_name: "m",
+        outputs: [
+          { name: "h", shape: [2], datatype: "FP16", parameters: { binary_data_size: 4 } },
+          { name: "b", shape: [1], datatype: "BF16", parameters: { binary_data_size: 2 } },
+        ],
+      },
+      [
+        new Uint8Array(new Uint16Array([0x3c00, 0xc000]).buffer),
+        new Uint8Array(new Uint16Array([0x4049]).buffer),
+      ],
+    );
+    const result = decodeInferResponse(body, jsonLength);
+    assert.deepEqual([...result.output("h")!.as("FP16")], [0x3c00, 0xc000]);
+    assert.deepEqual(result.output("h")!.toArray(), [1, -2]);
+    assert.deepEqual(result.output("b")!.toArray(), [3.140625]);
+  });
+});
+
 describe("JSON responses", () => {
   test("data arrays (flat or nested) become TypedArrays; classification strings", () => {
     const body = Buffer.from(
