@@ -40,9 +40,13 @@ function datatypeOf(v: unknown, name: string): Datatype {
 }
 
 function shapeOf(v: unknown, name: string): number[] {
-  if (!Array.isArray(v) || !v.every((d) => Number.isInteger(d) && d >= 0)) {
-    throw malformed(`output '${name}' has shape ${JSON.stringify(v)}; expected an array of integers >= 0`);
+  let ok = Array.isArray(v);
+  for (let i = 0; ok && i < (v as unknown[]).length; i++) {
+    const d = (v as unknown[])[i];
+    ok = typeof d === "number" && Number.isInteger(d) && d >= 0;
   }
+  if (!ok)
+    throw malformed(`output '${name}' has shape ${JSON.stringify(v)}; expected an array of integers >= 0`);
   return v as number[];
 }
 
