@@ -356,6 +356,18 @@ describe("HTTP front end (fake core)", () => {
         "inference header size should be in range (0, 2), got: 5000",
       ],
       [
+        "negative header length",
+        { "Inference-Header-Content-Length": -1 },
+        "{}",
+        "inference header size should be in range (0, 2), got: -1",
+      ],
+      [
+        "header length not a number",
+        { "Inference-Header-Content-Length": "twelve" },
+        "{}",
+        "Unable to parse Inference-Header-Content-Length, got: twelve",
+      ],
+      [
         "binary section truncated",
         { "Inference-Header-Content-Length": 120 },
         Buffer.concat([

@@ -13,7 +13,7 @@ import { encodeInferResponse } from "./infer-response-encoder.js";
 import type { Route } from "./router.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
-const DECIMAL = /^\d{1,15}$/;
+const DECIMAL = /^-?\d{1,15}$/;
 
 function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
   const raw = req.headers[HEADER_LENGTH];
@@ -21,7 +21,7 @@ function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
   const text = Array.isArray(raw) ? raw[0]! : raw;
   const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (Number.isNaN(value)) throw badRequest(`Unable to parse Inference-Header-Content-Length, got: ${text}`);
-  if (value > bodyLength) {
+  if (value < 0 || value > bodyLength) {
     throw badRequest(`inference header size should be in range (0, ${bodyLength}), got: ${text}`);
   }
   return value;
