@@ -5,7 +5,6 @@
 import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { ModelConfig } from "@tbench/proto";
-import type { ConfigObject } from "../repository/config-fields.js";
 import { validateRequest } from "../scheduler/request-validation.js";
 import { type Clock, createSystemClock } from "./clock.js";
 import { createConsoleLogger, type Logger } from "./logger.js";
@@ -13,6 +12,7 @@ import {
   type LoaderContext,
   loadModelFromRepository,
   type ModelEntry,
+  parseConfigOverride,
   unloadModelEntry,
   type VersionEntry,
 } from "./model-loader.js";
@@ -109,7 +109,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       .sort();
   };
 
-  const load = async (name: string, override?: ConfigObject): Promise<ModelEntry> => {
+  const load = async (name: string, override?: ModelConfig): Promise<ModelEntry> => {
     const previous = models.get(name);
     if (previous) await unloadModelEntry(previous, logger);
     const entry = await loadModelFromRepository(ctx, name, override);
@@ -200,7 +200,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       return modelMetadataOf(entry.spec!, versions);
     },
     modelConfig(model, version) {
-      return resolveVersion(model, version).config as unknown as ModelConfig;
+      return resolveVersion(model, version).config!;
     },
     async infer(request: InferenceRequest): Promise<InferenceResponse> {
       if (closed)
@@ -251,17 +251,8 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
           `load of model '${model}' with request-supplied files is not supported yet`,
         );
       }
-      let override: ConfigObject | undefined;
-      if (loadOptions?.config !== undefined) {
-        try {
-          override = JSON.parse(loadOptions.config) as ConfigObject;
-        } catch (error) {
-          throw new ServerError(
-            "INVALID_ARG",
-            `failed to parse the config override of model '${model}': ${String(error)}`,
-          );
-        }
-      }
+      const override =
+        loadOptions?.config !== undefined ? parseConfigOverride(model, loadOptions.config) : undefined;
       const entry = await load(model, override);
       const failures =
         entry.failure !== undefined

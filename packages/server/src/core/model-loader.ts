@@ -7,11 +7,16 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseModelConfig, TextFormatError } from "@tbench/proto";
+import {
+  type ModelConfig,
+  parseModelConfig,
+  printModelConfig,
+  TextFormatError,
+  TextFormatValueError,
+} from "@tbench/proto";
 import { createInstancePool, type InstancePool, instanceInits } from "../instances/instance-pool.js";
 import { startModelInstance } from "../instances/model-instance.js";
 import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../repository/auto-complete.js";
-import { type ConfigObject, cloneConfig, objectField, stringField } from "../repository/config-fields.js";
 import {
   ENSEMBLE_PLATFORM,
   fillModelIdentity,
@@ -41,7 +46,7 @@ export interface VersionEntry {
   readonly version: string;
   state: VersionStateName;
   reason: string;
-  config?: ConfigObject;
+  config?: ModelConfig;
   spec?: ModelSpec;
   pool?: InstancePool;
   scheduler?: ModelScheduler;
@@ -91,34 +96,56 @@ async function readLabels(dir: string, spec: ModelSpec): Promise<Map<string, str
  * Reads and parses config.pbtxt. A text error is the user's (INVALID_ARG) and keeps the codec's message,
  * which names file, line and column; anything else stays an internal error.
  */
-async function readConfigFile(path: string): Promise<ConfigObject> {
+async function readConfigFile(path: string): Promise<ModelConfig> {
   const text = await readFile(path, "utf8");
   try {
-    return parseModelConfig(text, { fileName: path }) as ConfigObject;
+    return parseModelConfig(text, { fileName: path });
   } catch (error) {
     if (error instanceof TextFormatError) fail(`failed to read text proto from ${path}: ${error.message}`);
     throw error;
   }
 }
 
-function intraOpThreads(config: ConfigObject): number {
-  const parameter = objectField(objectField(config, "parameters"), "intra_op_thread_count");
-  const value = Number(stringField(parameter, "string_value") || "1");
+/**
+ * Reads a config override given as JSON (the repository load API). A round trip through the config.pbtxt
+ * codec checks it against the ModelConfig schema and gives it the form parsed configs have (64-bit values
+ * as decimal strings, nulls dropped), so the core reads both alike. Throws INVALID_ARG naming the field.
+ */
+export function parseConfigOverride(model: string, json: string): ModelConfig {
+  const problem = (detail: string) =>
+    new ServerError("INVALID_ARG", `failed to parse the config override of model '${model}': ${detail}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw problem(String(error));
+  }
+  try {
+    return parseModelConfig(printModelConfig(value as ModelConfig));
+  } catch (error) {
+    if (error instanceof TextFormatValueError || error instanceof TextFormatError)
+      throw problem(error.message);
+    throw error;
+  }
+}
+
+function intraOpThreads(config: ModelConfig): number {
+  const value = Number(config.parameters?.["intra_op_thread_count"]?.string_value || "1");
   return Number.isInteger(value) && value >= 0 ? value : 1;
 }
 
 async function loadVersion(
   ctx: LoaderContext,
   dir: string,
-  baseConfig: ConfigObject,
+  baseConfig: ModelConfig,
   entry: VersionEntry,
 ): Promise<void> {
   const started = ctx.clock.nowNs();
-  const config = cloneConfig(baseConfig);
-  const name = stringField(config, "name");
-  const modelPath = join(dir, entry.version, stringField(config, "default_model_filename"));
+  const config = structuredClone(baseConfig);
+  const name = config.name ?? "";
+  const modelPath = join(dir, entry.version, config.default_model_filename ?? "");
   if (!existsSync(modelPath)) fail(`unable to find '${modelPath}' for model '${name}'`, "UNAVAILABLE");
-  const preview = cloneConfig(config);
+  const preview = structuredClone(config);
   normalizeModelConfig(preview);
   const threads = intraOpThreads(config);
   const firstInit = instanceInits({
@@ -179,19 +206,19 @@ async function loadVersion(
 export async function loadModelFromRepository(
   ctx: LoaderContext,
   name: string,
-  overrideConfig?: ConfigObject,
+  overrideConfig?: ModelConfig,
 ): Promise<ModelEntry> {
   const model: ModelEntry = { name, versions: new Map() };
   const dir = join(ctx.repository, name);
   const { logger } = ctx;
-  let config: ConfigObject;
+  let config: ModelConfig;
   let versions: number[];
   try {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() =>
       fail(`failed to load '${name}', failed to poll from model repository`),
     );
     const configPath = join(dir, "config.pbtxt");
-    if (overrideConfig) config = cloneConfig(overrideConfig);
+    if (overrideConfig) config = structuredClone(overrideConfig);
     else if (existsSync(configPath)) {
       config = await readConfigFile(configPath);
     } else config = {};
@@ -200,7 +227,7 @@ export async function loadModelFromRepository(
       entries.filter((e) => e.isDirectory()).map((e) => e.name),
       logger,
     );
-    const filename = stringField(config, "default_model_filename") || "model.onnx";
+    const filename = config.default_model_filename || "model.onnx";
     fillModelIdentity(
       config,
       name,
@@ -208,7 +235,7 @@ export async function loadModelFromRepository(
     );
     const problem = validateModelIdentity(config, name);
     if (problem) fail(problem);
-    versions = selectVersions(name, objectField(config, "version_policy"), available, logger);
+    versions = selectVersions(name, config.version_policy, available, logger);
     if (versions.length === 0) {
       fail(`at least one version must be available under the version policy of model '${name}'`);
     }
@@ -217,7 +244,7 @@ export async function loadModelFromRepository(
     logger.error(`failed to load '${name}': ${model.failure}`);
     return model;
   }
-  const ensemble = stringField(config, "platform") === ENSEMBLE_PLATFORM;
+  const ensemble = config.platform === ENSEMBLE_PLATFORM;
   await Promise.all(
     versions.map(async (v) => {
       const entry: VersionEntry = {
@@ -229,7 +256,7 @@ export async function loadModelFromRepository(
       model.versions.set(entry.version, entry);
       try {
         if (ensemble) {
-          entry.config = cloneConfig(config);
+          entry.config = structuredClone(config);
           fail(
             `ensemble model '${name}' is not served yet: tbench-server reads its config, and ensemble scheduling ` +
               "arrives in a later release",

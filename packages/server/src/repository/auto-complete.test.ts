@@ -1,9 +1,9 @@
 /** Auto-complete and normalization rules on plain objects (Triton's onnxruntime backend and core defaults). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { ModelConfig } from "@tbench/proto";
 import { silentLogger } from "../core/logger.js";
 import { autoCompleteConfig, type OnnxModelInfo } from "./auto-complete.js";
-import type { ConfigObject } from "./config-fields.js";
 import { fillModelIdentity, normalizeModelConfig } from "./config-normalize.js";
 import { validateIoConfig, validateSchedulingConfig } from "./config-validate.js";
 
@@ -17,7 +17,7 @@ const batching: OnnxModelInfo = {
 
 describe("auto-complete from the ONNX model", () => {
   it("fills inputs, outputs, max_batch_size 4 and dynamic_batching for a batching model", () => {
-    const config: ConfigObject = { name: "m" };
+    const config: ModelConfig = { name: "m" };
     assert.equal(autoCompleteConfig(config, batching, silentLogger), undefined);
     assert.deepEqual(config, {
       name: "m",
@@ -40,7 +40,7 @@ describe("auto-complete from the ONNX model", () => {
       inputs: [{ name: "x", ortType: "float32", dims: [2, 3] }],
       outputs: [{ name: "y", ortType: "float32", dims: [2] }],
     };
-    const config: ConfigObject = { name: "m" };
+    const config: ModelConfig = { name: "m" };
     assert.equal(autoCompleteConfig(config, fixed, silentLogger), undefined);
     assert.equal(config["max_batch_size"], undefined);
     assert.deepEqual(config["input"], [{ name: "x", data_type: "TYPE_FP32", dims: ["2", "3"] }]);
@@ -51,10 +51,10 @@ describe("auto-complete from the ONNX model", () => {
   });
 
   it("does nothing when inputs and outputs are given; completes only the missing side", () => {
-    const given: ConfigObject = { name: "m", input: [{ name: "x" }], output: [{ name: "y" }] };
+    const given: ModelConfig = { name: "m", input: [{ name: "x" }], output: [{ name: "y" }] };
     autoCompleteConfig(given, batching, silentLogger);
     assert.deepEqual(given, { name: "m", input: [{ name: "x" }], output: [{ name: "y" }] });
-    const half: ConfigObject = {
+    const half: ModelConfig = {
       name: "m",
       max_batch_size: 2,
       input: [{ name: "x", data_type: "TYPE_FP32", dims: ["3", "-1"] }],
@@ -66,7 +66,7 @@ describe("auto-complete from the ONNX model", () => {
       {},
       "a batching model with max_batch_size > 1 gets dynamic_batching",
     );
-    const single: ConfigObject = { name: "m", max_batch_size: 1, input: [{ name: "x" }] };
+    const single: ModelConfig = { name: "m", max_batch_size: 1, input: [{ name: "x" }] };
     autoCompleteConfig(single, batching, silentLogger);
     assert.equal(single["dynamic_batching"], undefined, "max_batch_size 1: no dynamic_batching added");
   });
@@ -74,7 +74,7 @@ describe("auto-complete from the ONNX model", () => {
 
 describe("normalization and validation", () => {
   it("fills identity, version policy, instance groups (onnxruntime on CPU: count 2)", () => {
-    const config: ConfigObject = { max_batch_size: 8, instance_group: [{ count: 3 }, {}] };
+    const config: ModelConfig = { max_batch_size: 8, instance_group: [{ count: 3 }, {}] };
     fillModelIdentity(config, "m", true);
     normalizeModelConfig(config);
     assert.equal(config["backend"], "onnxruntime");
@@ -88,7 +88,7 @@ describe("normalization and validation", () => {
   });
 
   it("checks priority levels, preserve_ordering conflicts and IO shapes with Triton's messages", () => {
-    const base = () => ({
+    const base = (): ModelConfig => ({
       name: "m",
       max_batch_size: 8,
       instance_group: [{ name: "g", kind: "KIND_CPU", count: 1 }],

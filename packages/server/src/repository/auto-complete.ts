@@ -4,9 +4,8 @@
  * inputs or outputs; a model whose every input and output has a variable first dimension supports batching
  * and gets `max_batch_size` 4 (Triton's default-max-batch-size) and `dynamic_batching {}` when unset.
  */
-import { datatypeFromOrtType } from "@tbench/proto";
+import { datatypeFromOrtType, type ModelConfig, type ModelInput, type ModelOutput } from "@tbench/proto";
 import type { Logger } from "../core/logger.js";
-import { type ConfigObject, hasField, numberField, objectArrayField, stringField } from "./config-fields.js";
 
 /** An input or output as the ONNX model declares it (from onnxruntime-node's session metadata). */
 export interface OnnxTensorInfo {
@@ -26,29 +25,23 @@ export interface OnnxModelInfo {
 /** Triton's `--backend-config=onnxruntime,default-max-batch-size` default. */
 export const DEFAULT_MAX_BATCH_SIZE = 4;
 
-function configTypeOf(info: OnnxTensorInfo): string {
+/** The config form of what the model declares (what ModelInput and ModelOutput have in common). */
+function completedIo(info: OnnxTensorInfo, maxBatchSize: number): ModelInput & ModelOutput {
   const row = info.ortType === undefined ? undefined : datatypeFromOrtType(info.ortType);
-  return row?.configType ?? "TYPE_INVALID";
-}
-
-function completeIo(config: ConfigObject, key: "input" | "output", infos: readonly OnnxTensorInfo[]): void {
-  const maxBatchSize = numberField(config, "max_batch_size");
-  config[key] = infos.map((info) => {
-    const dims = info.dims.slice(maxBatchSize > 0 ? 1 : 0).map(String);
-    const io: ConfigObject = { name: info.name, data_type: configTypeOf(info) };
-    if (dims.length === 0) {
-      // A scalar: dims [1]; with batching, an empty reshape makes the model see [batch].
-      dims.push("1");
-      if (maxBatchSize > 0) io["reshape"] = { shape: [] };
-    }
-    io["dims"] = dims;
-    return io;
-  });
+  const io: ModelInput & ModelOutput = { name: info.name, data_type: row?.configType ?? "TYPE_INVALID" };
+  const dims = info.dims.slice(maxBatchSize > 0 ? 1 : 0).map(String);
+  if (dims.length === 0) {
+    // A scalar: dims [1]; with batching, an empty reshape makes the model see [batch].
+    dims.push("1");
+    if (maxBatchSize > 0) io.reshape = { shape: [] };
+  }
+  io.dims = dims;
+  return io;
 }
 
 /** Whether the config needs auto-complete (it lacks inputs or outputs). */
-export function needsAutoComplete(config: ConfigObject): boolean {
-  return objectArrayField(config, "input").length === 0 || objectArrayField(config, "output").length === 0;
+export function needsAutoComplete(config: ModelConfig): boolean {
+  return !config.input?.length || !config.output?.length;
 }
 
 /**
@@ -56,36 +49,31 @@ export function needsAutoComplete(config: ConfigObject): boolean {
  * max_batch_size contradicts a model that cannot batch.
  */
 export function autoCompleteConfig(
-  config: ConfigObject,
+  config: ModelConfig,
   model: OnnxModelInfo,
   logger: Logger,
 ): string | undefined {
-  const name = stringField(config, "name");
-  const inputCount = objectArrayField(config, "input").length;
-  const outputCount = objectArrayField(config, "output").length;
-  if (inputCount > 0 && outputCount > 0) return undefined;
+  if (!needsAutoComplete(config)) return undefined;
+  const name = config.name ?? "";
   const all = [...model.inputs, ...model.outputs];
   const canBatch = all.every((info) => info.dims.length > 0 && info.dims[0] === -1);
   if (canBatch) {
-    if (numberField(config, "max_batch_size") === 0) {
-      config["max_batch_size"] = DEFAULT_MAX_BATCH_SIZE;
+    if (!config.max_batch_size) {
+      config.max_batch_size = DEFAULT_MAX_BATCH_SIZE;
       logger.warn(
         `autofilled max_batch_size to ${DEFAULT_MAX_BATCH_SIZE} for model '${name}' since batching is supported ` +
           "but no max_batch_size is specified in model configuration. Must specify max_batch_size to utilize " +
           "autofill with a larger max batch size",
       );
     }
-    if (
-      numberField(config, "max_batch_size") > 1 &&
-      !hasField(config, "dynamic_batching") &&
-      !hasField(config, "sequence_batching")
-    ) {
-      config["dynamic_batching"] = {};
+    if (config.max_batch_size > 1 && !config.dynamic_batching && !config.sequence_batching) {
+      config.dynamic_batching = {};
     }
-  } else if (numberField(config, "max_batch_size") !== 0) {
+  } else if (config.max_batch_size) {
     return `autofill failed for model '${name}': model does not support batching while non-zero max_batch_size is specified`;
   }
-  if (inputCount === 0) completeIo(config, "input", model.inputs);
-  if (outputCount === 0) completeIo(config, "output", model.outputs);
+  const maxBatchSize = config.max_batch_size ?? 0;
+  if (!config.input?.length) config.input = model.inputs.map((info) => completedIo(info, maxBatchSize));
+  if (!config.output?.length) config.output = model.outputs.map((info) => completedIo(info, maxBatchSize));
   return undefined;
 }

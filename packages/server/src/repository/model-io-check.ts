@@ -4,7 +4,7 @@
  */
 import { datatypeFromConfigType } from "@tbench/proto";
 import type { OnnxModelInfo, OnnxTensorInfo } from "./auto-complete.js";
-import { dimsToString } from "./config-fields.js";
+import { dimsToString } from "./config-numbers.js";
 import type { ModelSpec, TensorSpec } from "./model-spec.js";
 
 function compareDims(

@@ -2,17 +2,16 @@
  * The typed, resolved view of a normalized and validated model configuration that the scheduler and the
  * instances run on. Built once per loaded version from the proto3-JSON config.
  */
-import { type Datatype, datatypeFromConfigType } from "@tbench/proto";
 import {
-  boolField,
-  type ConfigObject,
-  dimsField,
-  hasField,
-  numberField,
-  objectArrayField,
-  objectField,
-  stringField,
-} from "./config-fields.js";
+  type Datatype,
+  datatypeFromConfigType,
+  type ModelConfig,
+  type ModelDynamicBatching,
+  type ModelInput,
+  type ModelOutput,
+  type ModelQueuePolicy,
+} from "@tbench/proto";
+import { int64List, int64Value } from "./config-numbers.js";
 
 /** One input or output of the model configuration. */
 export interface TensorSpec {
@@ -73,73 +72,87 @@ export interface ModelSpec {
   readonly parameters: ReadonlyMap<string, string>;
 }
 
-function tensorSpec(io: ConfigObject): TensorSpec {
-  const reshape = objectField(io, "reshape");
-  const info = datatypeFromConfigType(stringField(io, "data_type"));
+function tensorSpec(
+  io: ModelInput | ModelOutput,
+  modelName: string,
+): Pick<TensorSpec, "name" | "datatype" | "dims" | "reshape"> {
+  const name = io.name ?? "";
+  const field = `'${name}' of model '${modelName}'`;
   return {
-    name: stringField(io, "name"),
+    name,
     // Validation has already rejected unknown types; FP32 only keeps the type total.
-    datatype: info?.datatype ?? "FP32",
-    dims: dimsField(io, "dims"),
-    ...(reshape ? { reshape: dimsField(reshape, "shape") } : {}),
-    optional: boolField(io, "optional"),
-    allowRaggedBatch: boolField(io, "allow_ragged_batch"),
-    labelFilename: stringField(io, "label_filename"),
+    datatype: datatypeFromConfigType(io.data_type ?? "")?.datatype ?? "FP32",
+    dims: int64List(io.dims, `dims of ${field}`),
+    ...(io.reshape ? { reshape: int64List(io.reshape.shape, `reshape of ${field}`) } : {}),
   };
 }
 
-/** Reads a ModelQueuePolicy object. */
-export function queuePolicySpec(policy: ConfigObject | undefined): QueuePolicySpec {
+function inputSpec(io: ModelInput, modelName: string): TensorSpec {
   return {
-    timeoutAction: stringField(policy, "timeout_action") === "DELAY" ? "DELAY" : "REJECT",
-    defaultTimeoutUs: numberField(policy, "default_timeout_microseconds"),
-    allowTimeoutOverride: boolField(policy, "allow_timeout_override"),
-    maxQueueSize: numberField(policy, "max_queue_size"),
+    ...tensorSpec(io, modelName),
+    optional: io.optional ?? false,
+    allowRaggedBatch: io.allow_ragged_batch ?? false,
+    labelFilename: "",
   };
 }
 
-function dynamicBatchingSpec(config: ConfigObject): DynamicBatchingSpec | undefined {
-  if (!hasField(config, "dynamic_batching")) return undefined;
-  const db = objectField(config, "dynamic_batching") ?? {};
-  const sizes = [...new Set(dimsField(db, "preferred_batch_size"))].sort((a, b) => a - b);
+function outputSpec(io: ModelOutput, modelName: string): TensorSpec {
+  return {
+    ...tensorSpec(io, modelName),
+    optional: false,
+    allowRaggedBatch: false,
+    labelFilename: io.label_filename ?? "",
+  };
+}
+
+/** Reads a ModelQueuePolicy (absent: Triton's default, REJECT with no timeout and no size limit). */
+export function queuePolicySpec(policy: ModelQueuePolicy | undefined): QueuePolicySpec {
+  return {
+    timeoutAction: policy?.timeout_action ?? "REJECT",
+    defaultTimeoutUs: int64Value(policy?.default_timeout_microseconds, "default_timeout_microseconds"),
+    allowTimeoutOverride: policy?.allow_timeout_override ?? false,
+    maxQueueSize: policy?.max_queue_size ?? 0,
+  };
+}
+
+function dynamicBatchingSpec(db: ModelDynamicBatching): DynamicBatchingSpec {
   const perPriority = new Map<number, QueuePolicySpec>();
-  const policies = objectField(db, "priority_queue_policy") ?? {};
-  for (const [level, policy] of Object.entries(policies)) {
-    perPriority.set(Number(level), queuePolicySpec(policy as ConfigObject));
+  for (const [level, policy] of Object.entries(db.priority_queue_policy ?? {})) {
+    perPriority.set(Number(level), queuePolicySpec(policy));
   }
   return {
-    preferredBatchSizes: sizes,
-    maxQueueDelayUs: numberField(db, "max_queue_delay_microseconds"),
-    preserveOrdering: boolField(db, "preserve_ordering"),
-    priorityLevels: numberField(db, "priority_levels"),
-    defaultPriorityLevel: numberField(db, "default_priority_level"),
-    defaultQueuePolicy: queuePolicySpec(objectField(db, "default_queue_policy")),
+    preferredBatchSizes: [...new Set(db.preferred_batch_size)].sort((a, b) => a - b),
+    maxQueueDelayUs: int64Value(db.max_queue_delay_microseconds, "max_queue_delay_microseconds"),
+    preserveOrdering: db.preserve_ordering ?? false,
+    priorityLevels: int64Value(db.priority_levels, "priority_levels"),
+    defaultPriorityLevel: int64Value(db.default_priority_level, "default_priority_level"),
+    defaultQueuePolicy: queuePolicySpec(db.default_queue_policy),
     priorityQueuePolicy: perPriority,
   };
 }
 
 /** Builds the ModelSpec of a normalized, validated config. */
-export function modelSpecFromConfig(config: ConfigObject): ModelSpec {
+export function modelSpecFromConfig(config: ModelConfig): ModelSpec {
+  const name = config.name ?? "";
   const parameters = new Map<string, string>();
-  for (const [key, value] of Object.entries(objectField(config, "parameters") ?? {})) {
-    parameters.set(key, stringField(value as ConfigObject, "string_value"));
+  for (const [key, value] of Object.entries(config.parameters ?? {})) {
+    parameters.set(key, value.string_value ?? "");
   }
-  const dynamicBatching = dynamicBatchingSpec(config);
   return {
-    name: stringField(config, "name"),
-    platform: stringField(config, "platform"),
-    backend: stringField(config, "backend"),
-    maxBatchSize: numberField(config, "max_batch_size"),
-    inputs: objectArrayField(config, "input").map(tensorSpec),
-    outputs: objectArrayField(config, "output").map(tensorSpec),
-    ...(dynamicBatching ? { dynamicBatching } : {}),
-    instanceGroups: objectArrayField(config, "instance_group").map((group) => ({
-      name: stringField(group, "name"),
-      kind: (stringField(group, "kind") || "KIND_CPU") as InstanceGroupSpec["kind"],
-      count: numberField(group, "count"),
-      gpus: dimsField(group, "gpus"),
+    name,
+    platform: config.platform ?? "",
+    backend: config.backend ?? "",
+    maxBatchSize: config.max_batch_size ?? 0,
+    inputs: (config.input ?? []).map((io) => inputSpec(io, name)),
+    outputs: (config.output ?? []).map((io) => outputSpec(io, name)),
+    ...(config.dynamic_batching ? { dynamicBatching: dynamicBatchingSpec(config.dynamic_batching) } : {}),
+    instanceGroups: (config.instance_group ?? []).map((group) => ({
+      name: group.name ?? "",
+      kind: group.kind === undefined || group.kind === "KIND_AUTO" ? "KIND_CPU" : group.kind,
+      count: group.count ?? 0,
+      gpus: group.gpus ?? [],
     })),
-    defaultModelFilename: stringField(config, "default_model_filename") || "model.onnx",
+    defaultModelFilename: config.default_model_filename || "model.onnx",
     parameters,
   };
 }

@@ -259,6 +259,51 @@ describe("model control", () => {
     }
   });
 
+  it("a config override (JSON) is checked against the ModelConfig schema and read as config.pbtxt is", async () => {
+    const core = await createInferenceCore({
+      modelRepository: repo.dir,
+      modelControlMode: "explicit",
+      logger: createRecordingLogger(),
+    });
+    try {
+      // proto3 JSON allows numbers for 64-bit fields; the core keeps the parsed form (decimal strings).
+      const override = {
+        name: "plain",
+        max_batch_size: 8,
+        dynamic_batching: { max_queue_delay_microseconds: 100 },
+        instance_group: [{ count: 1, kind: "KIND_CPU" }],
+      };
+      await core.loadModel("plain", { config: JSON.stringify(override) });
+      assert.equal(core.isModelReady("plain"), true);
+      assert.deepEqual(core.modelConfig("plain").dynamic_batching, {
+        max_queue_delay_microseconds: "100",
+        preferred_batch_size: [8],
+      });
+      await assert.rejects(core.loadModel("plain", { config: '{"name": "plain", "input": 5}' }), {
+        status: "INVALID_ARG",
+        message:
+          "failed to parse the config override of model 'plain': input: expected an array for repeated field, got number 5",
+      });
+      await assert.rejects(core.loadModel("plain", { config: "{" }), {
+        status: "INVALID_ARG",
+        message: /^failed to parse the config override of model 'plain': SyntaxError/,
+      });
+      // A 64-bit value a JavaScript number cannot hold exactly is refused, not rounded.
+      const huge = {
+        ...override,
+        dynamic_batching: { max_queue_delay_microseconds: "18446744073709551615" },
+      };
+      await assert.rejects(core.loadModel("plain", { config: JSON.stringify(huge) }), {
+        status: "INVALID_ARG",
+        message:
+          "load failed for model 'plain': version 1 is at UNAVAILABLE state: Invalid argument: " +
+          "max_queue_delay_microseconds is 18446744073709551615, expected an integer of magnitude at most 9007199254740991;",
+      });
+    } finally {
+      await core.close();
+    }
+  });
+
   it("strict readiness: not ready while a startup model failed; disableAutoCompleteConfig leaves IO empty", async () => {
     const core = await createInferenceCore({
       modelRepository: repo.dir,

@@ -3,8 +3,9 @@
  * a warning, as Triton does) filtered by the config's version_policy: latest { num_versions } (default
  * latest 1), all, or specific { versions } (listed versions without a directory are logged and skipped).
  */
+import type { ModelVersionPolicy } from "@tbench/proto";
 import type { Logger } from "../core/logger.js";
-import { type ConfigObject, dimsField, numberField, objectField } from "./config-fields.js";
+import { int64List } from "./config-numbers.js";
 
 /** The numeric version directory names among `entries`, ascending; warns about the others. */
 export function versionDirectories(model: string, entries: readonly string[], logger: Logger): number[] {
@@ -28,13 +29,13 @@ export function versionDirectories(model: string, entries: readonly string[], lo
 /** The versions `policy` selects from `available` (ascending). */
 export function selectVersions(
   model: string,
-  policy: ConfigObject | undefined,
+  policy: ModelVersionPolicy | undefined,
   available: readonly number[],
   logger: Logger,
 ): number[] {
-  const specific = objectField(policy, "specific");
-  if (specific) {
-    const wanted = [...new Set(dimsField(specific, "versions"))].sort((a, b) => a - b);
+  if (policy?.specific) {
+    const versions = int64List(policy.specific.versions, `version_policy of '${model}'`);
+    const wanted = [...new Set(versions)].sort((a, b) => a - b);
     return wanted.filter((v) => {
       if (available.includes(v)) return true;
       logger.error(
@@ -43,8 +44,7 @@ export function selectVersions(
       return false;
     });
   }
-  if (objectField(policy, "all")) return [...available];
-  const latest = objectField(policy, "latest");
-  const count = Math.max(1, numberField(latest, "num_versions") || 1);
+  if (policy?.all) return [...available];
+  const count = Math.max(1, policy?.latest?.num_versions || 1);
   return available.slice(-count);
 }

@@ -6,7 +6,7 @@
 import { datatypeInfo } from "@tbench/proto";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, Tensor } from "../core/types.js";
-import { dimsToString } from "../repository/config-fields.js";
+import { dimsToString } from "../repository/config-numbers.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 
 /** One validated input. */
