@@ -34,7 +34,11 @@ const LOADED = [
 let server: RunningServer;
 let client: InferenceClient;
 
-/** identity_fp64 reloaded so that a request waits 400 ms in the batcher's queue, which holds one request. */
+/**
+ * identity_fp64 reloaded so that its batcher holds a lone request for 60 s (waiting for a batch of 8) in a
+ * queue of one: the next request is rejected as "queue full", and a held request ends only by its
+ * deadline or abort. No test here waits for those 60 s, and none depends on timing.
+ */
 const HOLDING_CONFIG: ModelConfig = {
   name: "identity_fp64",
   platform: "onnxruntime_onnx",
@@ -43,11 +47,11 @@ const HOLDING_CONFIG: ModelConfig = {
   output: [{ name: "OUTPUT0", data_type: "TYPE_FP64", dims: ["-1"] }],
   dynamic_batching: {
     preferred_batch_size: [8],
-    max_queue_delay_microseconds: "400000", // int64 fields are strings in proto3 JSON
+    max_queue_delay_microseconds: "60000000", // int64 fields are strings in proto3 JSON
     default_queue_policy: {
       max_queue_size: 1,
       timeout_action: "REJECT",
-      default_timeout_microseconds: "10000000",
+      default_timeout_microseconds: "120000000",
       allow_timeout_override: true,
     },
   },
@@ -352,17 +356,21 @@ describe("errors from the server", () => {
 
   test("UnavailableError when the queue is full (503 'Exceeds maximum queue size')", async () => {
     await client.loadModel("identity_fp64", { config: HOLDING_CONFIG });
-    const results = await Promise.allSettled([
-      client.infer("identity_fp64", fp64),
-      client.infer("identity_fp64", fp64),
-    ]);
-    const rejected = results
-      .filter((r) => r.status === "rejected")
-      .map((r) => (r as PromiseRejectedResult).reason);
-    assert.equal(rejected.length, 1);
-    assert.ok(rejected[0] instanceof UnavailableError);
-    assert.equal(rejected[0].status, 503);
-    assert.match(rejected[0].message, /Exceeds maximum queue size/);
+    const controller = new AbortController();
+    const calls = [0, 1].map((i) =>
+      client.infer("identity_fp64", { ...fp64, id: `q${i}` }, { signal: controller.signal }).then(
+        () => assert.fail("a held request cannot complete"),
+        (e: unknown) => e,
+      ),
+    );
+    const first = await Promise.race(calls); // the one that did not fit in the queue
+    assert.ok(first instanceof UnavailableError);
+    assert.equal(first.status, 503);
+    assert.match(first.message, /Exceeds maximum queue size/);
+    controller.abort(); // the other one is held in the queue until now
+    const errors = await Promise.all(calls);
+    assert.equal(errors.filter((e) => e instanceof UnavailableError).length, 1);
+    assert.equal(errors.filter((e) => e instanceof AbortedError).length, 1);
   });
 
   test("DeadlineExceededError: the server's queue timeout (timeoutUs) and the client's timeoutMs", async () => {
