@@ -74,6 +74,16 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
     assert.ok(difference <= 0.02, `client ${level.requestCount} vs server ${serverCount} inferences`);
     // The client's latency includes the server's request time plus network and client time.
     assert.ok(level.latency.avgUs > level.serverBreakdown!.requestUs);
+    // The client library's own time (undici diagnostics channels) is part of that latency, and every
+    // counted request was seen on the channels (plus those still in flight at the window edges).
+    const http = (
+      level as unknown as { http: { count: number; sendUs: number; recvUs: number; requestUs: number } }
+    ).http;
+    assert.ok(
+      Math.abs(http.count - level.requestCount) <= 4,
+      `${http.count} timed vs ${level.requestCount} counted`,
+    );
+    assert.ok(http.sendUs + http.recvUs <= http.requestUs && http.requestUs <= level.latency.avgUs);
     const header = (await readFile(csv, "utf8")).split("\n")[0];
     assert.equal(
       header,

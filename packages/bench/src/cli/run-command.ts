@@ -294,7 +294,7 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
       const result = await profiler.profile(level);
       progress.clear();
       results.push(result);
-      print(formatLevelSummary(result, config.percentile));
+      print(formatLevelSummary(result, config.percentile, config.verbosity > 0));
       for (const message of result.messages) warn(message);
       print("\n");
       return result;

@@ -1,4 +1,5 @@
 import { createConcurrencyLoad } from "./concurrency-load.js";
+import { createHttpTiming } from "./http-timing.js";
 import { createRateLoad } from "./rate-load.js";
 import type { RequestSender } from "./request-sender.js";
 import { createRequestTicket } from "./request-ticket.js";
@@ -81,6 +82,7 @@ export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriv
   });
   const concurrency = createConcurrencyLoad({ sender, recorder, tickets });
   const rateLoad = createRateLoad({ sender, recorder, tickets, maxInFlight: rate.maxInFlight });
+  const httpTiming = createHttpTiming();
   let closed = false;
 
   return {
@@ -100,7 +102,9 @@ export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriv
       tickets.setBudget(requests);
     },
     async collect() {
-      return recorder.swap();
+      const part = recorder.swap();
+      part.http = httpTiming.swap();
+      return part;
     },
     completedCount() {
       return recorder.completedCount;
@@ -112,6 +116,7 @@ export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriv
       if (closed) return;
       closed = true;
       await Promise.all([concurrency.stop(), rateLoad.stop()]);
+      httpTiming.close();
       await sender.close();
     },
   };

@@ -53,6 +53,12 @@ export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
         ? undefined
         : mergeMoments(withUncorrected.map((p) => p.uncorrectedMoments!)),
     requests,
+    http: {
+      count: sum(parts, (p) => p.http.count),
+      sendNs: sum(parts, (p) => p.http.sendNs),
+      recvNs: sum(parts, (p) => p.http.recvNs),
+      requestNs: sum(parts, (p) => p.http.requestNs),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { createLatencyHistogram, type LatencyHistogram } from "../measure/histogram.js";
 import { addLatency, createLatencyMoments, type LatencyMoments } from "../measure/latency-stats.js";
+import { emptyHttpTiming, type HttpTimingTotals } from "./http-timing.js";
 
 /** One request as perf_analyzer's profile export records it (epoch milliseconds, fractional). */
 export interface RequestRecord {
@@ -29,6 +30,8 @@ export interface WindowPart {
   uncorrected: LatencyHistogram | undefined;
   uncorrectedMoments: LatencyMoments | undefined;
   requests: RequestRecord[] | undefined;
+  /** Client-library send/receive time of the window's requests (filled in by the load driver). */
+  http: HttpTimingTotals;
 }
 
 /** Options of {@link createWindowRecorder}. */
@@ -62,6 +65,7 @@ function emptyPart(options: WindowRecorderOptions): WindowPart {
     uncorrected: options.trackUncorrected ? createLatencyHistogram() : undefined,
     uncorrectedMoments: options.trackUncorrected ? createLatencyMoments() : undefined,
     requests: options.keepRequests ? [] : undefined,
+    http: emptyHttpTiming(),
   };
 }
 

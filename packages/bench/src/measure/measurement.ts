@@ -56,6 +56,16 @@ export interface Measurement {
   /** Window start times then the last end, epoch ms (perf_analyzer's `window_boundaries`). */
   windowBoundariesMs: number[];
   requests: RequestRecord[] | undefined;
+  /** Averages of the client library's time per request (undefined when not observed). */
+  http: HttpAverages | undefined;
+}
+
+/** perf_analyzer's client-library split of a request, microseconds. */
+export interface HttpAverages {
+  count: number;
+  sendUs: number;
+  recvUs: number;
+  requestUs: number;
 }
 
 /** Metrics of several windows: averages weighted by scrapes, maxima kept, counts added. */
@@ -154,5 +164,14 @@ export function summarizeWindows(
     },
     windowBoundariesMs: [...windows.map((w) => w.startMs), last.endMs],
     requests: part.requests,
+    http:
+      part.http.count === 0
+        ? undefined
+        : {
+            count: part.http.count,
+            sendUs: part.http.sendNs / part.http.count / 1000,
+            recvUs: part.http.recvNs / part.http.count / 1000,
+            requestUs: part.http.requestNs / part.http.count / 1000,
+          },
   };
 }

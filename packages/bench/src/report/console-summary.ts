@@ -99,7 +99,11 @@ function serverLines(stats: ServerSideStats, depth: number, out: string[]): void
  * perf_analyzer's per-level "Client:" / "Server:" block, plus tbench's extra lines. The level heading is
  * printed before the level is measured (verbose "Pass" lines come under it), so it is not repeated here.
  */
-export function formatLevelSummary(result: LevelResult, percentile: number | undefined): string {
+export function formatLevelSummary(
+  result: LevelResult,
+  percentile: number | undefined,
+  verbose = false,
+): string {
   const out: string[] = [];
   const m = result.measurement;
   if (m === undefined) {
@@ -119,6 +123,17 @@ export function formatLevelSummary(result: LevelResult, percentile: number | und
     (a, b) => Number(a[0]) - Number(b[0]),
   )) {
     out.push(`    p${p} latency: ${usec(value)} usec`);
+  }
+  if (m.http !== undefined) {
+    const send = usec(m.http.sendUs);
+    const recv = usec(m.http.recvUs);
+    const request = usec(m.http.requestUs);
+    const wait = Math.max(0, request - send - recv);
+    out.push(
+      verbose
+        ? `    Avg HTTP time: ${request} usec (send ${send} usec + response wait ${wait} usec + receive ${recv} usec)`
+        : `    Avg HTTP time: ${request} usec (send/recv ${send + recv} usec + response wait ${wait} usec)`,
+    );
   }
   if (m.uncorrectedLatency !== undefined) {
     const u = m.uncorrectedLatency;

@@ -64,8 +64,8 @@ function serverColumns(m: Measurement, stats: ServerSideStats | undefined): numb
     stats.computeInputNs + stats.computeInferNs + stats.computeOutputNs,
     stats.computeInputCount,
   );
-  // tbench does not split client send/receive time out of the latency, so the client's wait is all of it.
-  const clientWaitNs = m.latency.avgUs * 1000;
+  // perf_analyzer: the client's wait is the latency less the client library's send and receive time.
+  const clientWaitNs = (m.latency.avgUs - usec(m.http?.sendUs ?? 0) - usec(m.http?.recvUs ?? 0)) * 1000;
   const networkNs = Math.max(0, clientWaitNs - queueNs - computeNs);
   return [networkNs, queueNs, inputNs, inferNs, outputNs].map((ns) => Math.floor(ns / 1000));
 }
@@ -85,14 +85,21 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   const lines = [csvHeader(options).join(",")];
   for (const r of rows) {
     const m = r.measurement;
-    const cells: (string | number)[] = [formatCppDouble(r.level.value), formatCppDouble(m.inferPerSec), 0];
+    const sendUs = usec(m.http?.sendUs ?? 0);
+    const recvUs = usec(m.http?.recvUs ?? 0);
+    const requestUs = usec(m.http?.requestUs ?? m.latency.avgUs);
+    const cells: (string | number)[] = [
+      formatCppDouble(r.level.value),
+      formatCppDouble(m.inferPerSec),
+      sendUs,
+    ];
     if (options.includeServerStats) cells.push(...serverColumns(m, m.server));
-    cells.push(0);
+    cells.push(recvUs);
     for (const p of csvPercentiles(options.percentile))
       cells.push(usec(m.latency.percentiles[String(p)] ?? 0));
     if (options.verbose) {
       if (options.percentile === undefined) cells.push(usec(m.latency.avgUs));
-      cells.push(0, usec(m.latency.avgUs));
+      cells.push(sendUs + recvUs, Math.max(0, requestUs - sendUs - recvUs));
       if (options.includeMetrics) {
         const per = (f: (g: NonNullable<Measurement["metrics"]>["gpus"][string]) => number) =>
           gpuColumn(m, (metrics) =>

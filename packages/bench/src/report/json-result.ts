@@ -2,7 +2,7 @@ import { z } from "zod";
 import { encodeHistogram } from "../measure/histogram.js";
 import type { LatencyMoments } from "../measure/latency-stats.js";
 import type { LevelResult, LevelStatus } from "../measure/level-profiler.js";
-import type { LatencySummary } from "../measure/measurement.js";
+import type { HttpAverages, LatencySummary } from "../measure/measurement.js";
 import type { MetricsSummary } from "../measure/metrics-scraper.js";
 import type { OverheadSummary } from "../measure/overhead-monitor.js";
 import {
@@ -39,6 +39,8 @@ export interface LevelJson {
   serverBreakdown: ServerLatencyBreakdown | null;
   metrics: MetricsSummary | null;
   overhead: OverheadSummary | null;
+  /** Client-library time per request (send, receive, whole request), microseconds. */
+  http: HttpAverages | null;
   windows: {
     durationMs: number;
     inferPerSec: number;
@@ -106,6 +108,7 @@ export function toResultJson(
       serverBreakdown: m.server === undefined ? null : serverBreakdown(m.server),
       metrics: m.metrics ?? null,
       overhead: m.overhead,
+      http: m.http ?? null,
       windows: r.windows.map((w) => ({
         durationMs: w.durationMs,
         inferPerSec: w.inferPerSec,

@@ -14,6 +14,21 @@ function restoreMoments(m: LatencyMoments): LatencyMoments {
   return m.count === 0 ? { ...m, minUs: Number.POSITIVE_INFINITY } : m;
 }
 
+/** Client-library averages of several runs, weighted by their request counts. */
+function mergeHttp(levels: readonly LevelJson[]): LevelJson["http"] {
+  const withHttp = levels.map((l) => l.http).filter((h) => h !== null && h !== undefined);
+  const count = withHttp.reduce((t, h) => t + h.count, 0);
+  if (count === 0) return null;
+  const avg = (pick: (h: (typeof withHttp)[number]) => number) =>
+    withHttp.reduce((t, h) => t + pick(h) * h.count, 0) / count;
+  return {
+    count,
+    sendUs: avg((h) => h.sendUs),
+    recvUs: avg((h) => h.recvUs),
+    requestUs: avg((h) => h.requestUs),
+  };
+}
+
 function mergeLevel(levels: readonly LevelJson[]): LevelJson {
   const first = levels[0]!;
   const histogram = mergeHistograms(levels.map((l) => decodeHistogram(l.histograms.latencyUs)));
@@ -73,6 +88,7 @@ function mergeLevel(levels: readonly LevelJson[]): LevelJson {
       latency: { ...moments, minUs: Number.isFinite(moments.minUs) ? moments.minUs : 0 },
       uncorrected: uncorrectedMoments ?? null,
     },
+    http: mergeHttp(levels),
     windows: levels.flatMap((l) => l.windows ?? []),
     messages: levels.flatMap((l) => l.messages ?? []),
   };
