@@ -92,7 +92,6 @@ describe("bundled models end to end", () => {
   });
 
   it("BYTES, FP16, BOOL and INT64 tensors round-trip through the workers", async () => {
-    // onnxruntime-node string tensors end an element at a NUL byte, so the elements here hold none.
     const strings = ["", "héllo", "a\tb", "x".repeat(1000)];
     const bytes = await core.infer({
       model: "identity_bytes",
@@ -105,6 +104,25 @@ describe("bundled models end to end", () => {
       strings,
     );
     assert.deepEqual(bytes.outputs[0]!.shape, [2, 2]);
+    // An element a string tensor would change is refused before it reaches the worker, which keeps serving.
+    await assert.rejects(
+      core.infer({
+        model: "identity_bytes",
+        inputs: [
+          {
+            name: "INPUT0",
+            datatype: "BYTES",
+            shape: [1, 2],
+            data: [encoder.encode("a"), Uint8Array.of(98, 0)],
+          },
+        ],
+      }),
+      {
+        status: "INVALID_ARG",
+        message:
+          "[request id: <id_unknown>] input 'INPUT0' of model 'identity_bytes': element 1 contains a NUL byte, which the onnxruntime backend cannot carry",
+      },
+    );
 
     const half = Uint16Array.from([0x3c00, 0xc000, 0x7c00, 0x0001, 0x7e00]);
     const fp16 = await core.infer({

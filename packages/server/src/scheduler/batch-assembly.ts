@@ -10,7 +10,6 @@ import type { WireTensor } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import type { ValidatedRequest } from "./request-validation.js";
 
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** The model inputs of a batch and the buffers to transfer. */
@@ -36,11 +35,8 @@ export function assembleBatch(spec: ModelSpec, requests: readonly ValidatedReque
     const dims = spec.maxBatchSize > 0 ? [total, ...input.shape] : [...input.shape];
     const ortType = ortTypeOf(input.spec.datatype);
     if (input.spec.datatype === "BYTES") {
-      const strings: string[] = [];
-      for (const request of requests) {
-        for (const element of request.inputs[index]!.tensor.data as Uint8Array[])
-          strings.push(decoder.decode(element));
-      }
+      // Validation decoded the elements once (and refused what a string tensor cannot hold).
+      const strings = requests.flatMap((request) => request.inputs[index]!.strings!);
       inputs.push({ name: input.spec.name, ortType, dims, data: strings });
       return;
     }

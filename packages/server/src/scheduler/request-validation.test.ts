@@ -162,4 +162,35 @@ describe("request validation (Triton's messages)", () => {
       "[request id: <id_unknown>] expected 3 string elements for inference input 'TEXT' for model 'simple', got 1",
     );
   });
+
+  it("refuses BYTES elements a string tensor would change (NUL byte, invalid UTF-8), naming the element", () => {
+    const spec = {
+      ...simple,
+      name: "identity_bytes",
+      maxBatchSize: 0,
+      inputs: [io("INPUT0", "BYTES", [-1])],
+    };
+    const bytes = (...elements: number[][]): Tensor => ({
+      name: "INPUT0",
+      datatype: "BYTES",
+      shape: [elements.length],
+      data: elements.map((e) => new Uint8Array(e)),
+    });
+    assert.equal(
+      message(spec, { id: "7", inputs: [bytes([104], [], [0xc3, 0xa9], [97, 0, 98])] }),
+      "[request id: 7] input 'INPUT0' of model 'identity_bytes': element 3 contains a NUL byte, which the onnxruntime backend cannot carry",
+    );
+    assert.equal(
+      message(spec, { inputs: [bytes([104], [0xc3])] }),
+      "[request id: <id_unknown>] input 'INPUT0' of model 'identity_bytes': element 1 is not valid UTF-8, which the onnxruntime backend cannot carry",
+    );
+    // A lone surrogate's UTF-8 form (CESU) and an overlong NUL are not UTF-8 either.
+    assert.match(message(spec, { inputs: [bytes([0xed, 0xa0, 0x80])] }), /element 0 is not valid UTF-8/);
+    assert.match(message(spec, { inputs: [bytes([0xc0, 0x80])] }), /element 0 is not valid UTF-8/);
+    const ok = validateRequest(spec, {
+      model: spec.name,
+      inputs: [bytes([], [0xf0, 0x9f, 0x98, 0x80], [9])],
+    });
+    assert.deepEqual(ok.inputs[0]!.strings, ["", "\u{1f600}", "\t"]);
+  });
 });

@@ -15,6 +15,8 @@ export interface ValidatedInput {
   readonly tensor: Tensor;
   /** Shape without the batch dimension, after reshape: what the model sees per batch row. */
   readonly shape: readonly number[];
+  /** BYTES only: the elements decoded once here, as the onnxruntime-node string tensor takes them. */
+  readonly strings?: readonly string[];
 }
 
 /** A request that passed validation. */
@@ -32,6 +34,9 @@ export interface ValidatedRequest {
 export function logRequest(request: { readonly id?: string }): string {
   return `[request id: ${request.id ? request.id : "<id_unknown>"}] `;
 }
+
+/** Fatal: invalid UTF-8 throws instead of silently becoming U+FFFD. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function invalid(message: string): ServerError {
   return new ServerError("INVALID_ARG", message);
@@ -64,13 +69,44 @@ function validateInputCount(spec: ModelSpec, request: InferenceRequest, prefix: 
   );
 }
 
+/**
+ * The BYTES elements as strings. onnxruntime-node holds string tensor elements as JavaScript strings and
+ * hands them to onnxruntime as C strings, so an element with a NUL byte would be cut short there (Triton's
+ * onnxruntime backend cuts it too, silently) and invalid UTF-8 would be replaced; both are refused here so
+ * that no element changes on its way to the model.
+ */
+function decodeBytesElements(
+  spec: ModelSpec,
+  io: TensorSpec,
+  elements: readonly Uint8Array[],
+  prefix: string,
+): string[] {
+  const strings: string[] = [];
+  const refuse = (index: number, why: string) =>
+    invalid(
+      `${prefix}input '${io.name}' of model '${spec.name}': element ${index} ${why}, which the onnxruntime backend cannot carry`,
+    );
+  for (const [i, element] of elements.entries()) {
+    let text: string;
+    try {
+      text = utf8.decode(element);
+    } catch {
+      throw refuse(i, "is not valid UTF-8");
+    }
+    if (text.includes("\0")) throw refuse(i, "contains a NUL byte");
+    strings.push(text);
+  }
+  return strings;
+}
+
+/** Checks the data against datatype and shape; returns the decoded elements of a BYTES input. */
 function validateData(
   spec: ModelSpec,
   io: TensorSpec,
   tensor: Tensor,
   fullShape: readonly number[],
   prefix: string,
-): void {
+): string[] | undefined {
   const count = elementCount(fullShape);
   if (io.datatype === "BYTES") {
     if (!Array.isArray(tensor.data)) {
@@ -83,7 +119,7 @@ function validateData(
         `${prefix}expected ${count} string elements for inference input '${io.name}' for model '${spec.name}', got ${tensor.data.length}`,
       );
     }
-    return;
+    return decodeBytesElements(spec, io, tensor.data, prefix);
   }
   const info = datatypeInfo(io.datatype)!;
   if (Array.isArray(tensor.data) || !(tensor.data instanceof info.typedArray!)) {
@@ -98,6 +134,7 @@ function validateData(
       `${prefix}input byte size mismatch for input '${io.name}' for model '${spec.name}'. Expected ${expected}, got ${got}`,
     );
   }
+  return undefined;
 }
 
 /** Validates `request` against `spec`; throws ServerError INVALID_ARG with Triton's message. */
@@ -183,8 +220,8 @@ export function validateRequest(spec: ModelSpec, request: InferenceRequest): Val
       );
     }
     const reshaped = applyReshape(io, shape);
-    validateData(spec, io, tensor, tensor.shape, prefix);
-    inputs.push({ spec: io, tensor, shape: reshaped });
+    const strings = validateData(spec, io, tensor, tensor.shape, prefix);
+    inputs.push({ spec: io, tensor, shape: reshaped, ...(strings ? { strings } : {}) });
   }
   return { request, batchSize, inputs, outputs: requested };
 }
