@@ -55,10 +55,9 @@ export async function runCompare(
   if (minRatio !== undefined && maxRegressionPercent !== undefined) {
     throw new UsageError("--min-ratio and --max-regression cannot be used together");
   }
-  const [baseline, candidate] = await Promise.all([
-    readResultFile(baselinePath),
-    readResultFile(candidatePath),
-  ]);
+  // One after the other, so that a problem with both files always names the baseline first.
+  const baseline = await readResultFile(baselinePath);
+  const candidate = await readResultFile(candidatePath);
   const rows = compareResults(baseline, candidate, metrics as CompareMetric[], {
     minRatio,
     maxRegressionPercent,
