@@ -46,8 +46,6 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
         "50",
         "-r",
         "5",
-        "--concurrency-range",
-        "2",
         "-f",
         csv,
         "--json",
@@ -68,7 +66,8 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
     assert.equal(level.errorCount, 0);
     assert.ok(level.requestCount > 0);
     // The same windows seen from both ends: statistics are read at each window boundary, so the counts
-    // differ only by requests completing while the statistics call is in flight (done-when: within 2%).
+    // differ only by the one request in flight at each end of the merged windows (done-when: within 2%;
+    // concurrency 1 keeps that true down to 100 requests in 3 s, even on a very busy machine).
     const serverCount = level.server!.inferenceCount;
     const difference = Math.abs(serverCount - level.requestCount) / level.requestCount;
     assert.ok(difference <= 0.02, `client ${level.requestCount} vs server ${serverCount} inferences`);
@@ -80,7 +79,7 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
       level as unknown as { http: { count: number; sendUs: number; recvUs: number; requestUs: number } }
     ).http;
     assert.ok(
-      Math.abs(http.count - level.requestCount) <= 4,
+      Math.abs(http.count - level.requestCount) <= 2,
       `${http.count} timed vs ${level.requestCount} counted`,
     );
     assert.ok(http.sendUs + http.recvUs <= http.requestUs && http.requestUs <= level.latency.avgUs);
