@@ -76,6 +76,18 @@ function notFound(message: string): ServerError {
   return new ServerError("NOT_FOUND", `Request for unknown model: ${message}`);
 }
 
+/** True when the model loaded and every one of its versions is READY. */
+function fullyReady(entry: ModelEntry | undefined): boolean {
+  if (!entry || entry.failure !== undefined) return false;
+  for (const v of entry.versions.values()) if (v.state !== "READY") return false;
+  return true;
+}
+
+/** The versions of a model, ascending by number. */
+function versionsAscending(entry: ModelEntry): VersionEntry[] {
+  return [...entry.versions.values()].sort((a, b) => Number(a.version) - Number(b.version));
+}
+
 /** Creates the core and loads the startup models. */
 export async function createInferenceCore(options: InferenceCoreOptions): Promise<InferenceCoreHandle> {
   const repository = resolve(options.modelRepository);
@@ -131,11 +143,13 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       }
       return found;
     }
-    const ready = [...entry.versions.values()]
-      .filter((v) => v.state === "READY")
-      .sort((a, b) => Number(b.version) - Number(a.version));
-    if (!ready[0]) throw notFound(`'${model}' has no available versions`);
-    return ready[0];
+    // The highest READY version; a loop, not a sort, as every unversioned infer comes through here.
+    let current: VersionEntry | undefined;
+    for (const v of entry.versions.values()) {
+      if (v.state === "READY" && (!current || Number(v.version) > Number(current.version))) current = v;
+    }
+    if (!current) throw notFound(`'${model}' has no available versions`);
+    return current;
   };
 
   // Startup loading.
@@ -148,12 +162,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
   for (const name of toLoad) startupModels.add(name);
   await Promise.all(toLoad.map((name) => load(name)));
   if (options.exitOnError) {
-    const failed = toLoad.filter((name) => {
-      const entry = models.get(name);
-      return (
-        !entry || entry.failure !== undefined || [...entry.versions.values()].some((v) => v.state !== "READY")
-      );
-    });
+    const failed = toLoad.filter((name) => !fullyReady(models.get(name)));
     if (failed.length > 0) {
       await Promise.all([...models.values()].map((m) => unloadModelEntry(m, logger)));
       throw new ServerError(
@@ -166,11 +175,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
   const readyVersions = (model?: string): VersionEntry[] => {
     const entries =
       model === undefined ? [...models.values()] : [models.get(model)].filter((m) => m !== undefined);
-    return entries.flatMap((m) =>
-      [...m.versions.values()]
-        .filter((v) => v.state === "READY")
-        .sort((a, b) => Number(a.version) - Number(b.version)),
-    );
+    return entries.flatMap((m) => versionsAscending(m).filter((v) => v.state === "READY"));
   };
 
   const core: InferenceCoreHandle = {
@@ -179,11 +184,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
     isReady() {
       if (closed) return false;
       if (!strictReadiness) return true;
-      for (const name of startupModels) {
-        const entry = models.get(name);
-        if (!entry || entry.failure !== undefined) return false;
-        if ([...entry.versions.values()].some((v) => v.state !== "READY")) return false;
-      }
+      for (const name of startupModels) if (!fullyReady(models.get(name))) return false;
       return true;
     },
     isModelReady(model, version) {
@@ -194,10 +195,11 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       }
     },
     modelMetadata(model, version) {
-      resolveVersion(model, version);
-      const versions = readyVersions(model).map((v) => v.version);
       const entry = resolveVersion(model, version);
-      return modelMetadataOf(entry.spec!, versions);
+      return modelMetadataOf(
+        entry.spec!,
+        readyVersions(model).map((v) => v.version),
+      );
     },
     modelConfig(model, version) {
       return resolveVersion(model, version).config!;
@@ -236,7 +238,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
           if (!indexOptions?.readyOnly) rows.push({ name, state: "UNAVAILABLE", reason: entry.failure });
           continue;
         }
-        for (const v of [...entry.versions.values()].sort((a, b) => Number(a.version) - Number(b.version))) {
+        for (const v of versionsAscending(entry)) {
           if (indexOptions?.readyOnly && v.state !== "READY") continue;
           rows.push({ name, version: v.version, state: v.state, reason: v.reason });
         }

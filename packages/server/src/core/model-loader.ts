@@ -20,6 +20,7 @@ import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../re
 import {
   ENSEMBLE_PLATFORM,
   fillModelIdentity,
+  normalizeInstanceGroups,
   normalizeModelConfig,
 } from "../repository/config-normalize.js";
 import {
@@ -28,7 +29,7 @@ import {
   validateSchedulingConfig,
 } from "../repository/config-validate.js";
 import { checkConfigAgainstModel } from "../repository/model-io-check.js";
-import { type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
+import { instanceGroupSpecs, type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
 import { selectVersions, versionDirectories } from "../repository/version-policy.js";
 import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
 import { createModelStats, type ModelStatsCollector } from "../stats/model-stats.js";
@@ -145,15 +146,15 @@ async function loadVersion(
   const name = config.name ?? "";
   const modelPath = join(dir, entry.version, config.default_model_filename ?? "");
   if (!existsSync(modelPath)) fail(`unable to find '${modelPath}' for model '${name}'`, "UNAVAILABLE");
-  const preview = structuredClone(config);
-  normalizeModelConfig(preview);
-  const threads = intraOpThreads(config);
-  const firstInit = instanceInits({
-    modelName: name,
+  // Instance groups need nothing from the model, so the first instance can start now: auto-complete and
+  // the config check need the inputs and outputs its session reports.
+  normalizeInstanceGroups(config);
+  const inits = instanceInits({
     modelPath,
-    groups: modelSpecFromConfig(preview).instanceGroups,
-    intraOpThreads: threads,
-  })[0];
+    groups: instanceGroupSpecs(config),
+    intraOpThreads: intraOpThreads(config),
+  });
+  const firstInit = inits[0];
   if (!firstInit) fail(`must specify one or more 'instance group's for ${name}`);
   const first = await startModelInstance({ init: firstInit });
   let handedOver = false;
@@ -177,9 +178,7 @@ async function loadVersion(
       {
         modelName: name,
         version: entry.version,
-        modelPath,
-        groups: spec.instanceGroups,
-        intraOpThreads: threads,
+        inits,
         logger: ctx.logger,
         onIdle: () => scheduler?.instanceIdle(),
       },

@@ -7,26 +7,20 @@ import { ServerError } from "../core/server-error.js";
 import type { InstanceGroupSpec } from "../repository/model-spec.js";
 import {
   type InstanceReadyInfo,
+  type InstanceRun,
   type InstanceRunResult,
   type ModelInstance,
   startModelInstance,
 } from "./model-instance.js";
-import type { WireTensor, WorkerInit } from "./worker-protocol.js";
+import type { WorkerInit } from "./worker-protocol.js";
 
-/** A batch as the pool runs it. */
-export interface PoolRun {
-  readonly inputs: readonly WireTensor[];
-  readonly outputNames: readonly string[];
-  readonly transfer: readonly ArrayBuffer[];
-  readonly crash?: boolean;
-}
+/** A batch as the pool runs it (on any idle instance). */
+export type PoolRun = InstanceRun;
 
 /** The instances of one loaded model version. */
 export interface InstancePool {
   /** True when an instance could take a batch now. */
   hasIdle(): boolean;
-  /** Number of instances (running or starting). */
-  size(): number;
   /** Runs a batch on an idle instance; rejects UNAVAILABLE when none is idle. */
   run(batch: PoolRun): Promise<InstanceRunResult>;
   /** Ends every worker (in-flight runs are allowed to finish first by the caller); idempotent. */
@@ -36,9 +30,8 @@ export interface InstancePool {
 export interface InstancePoolOptions {
   readonly modelName: string;
   readonly version: string;
-  readonly modelPath: string;
-  readonly groups: readonly InstanceGroupSpec[];
-  readonly intraOpThreads: number;
+  /** One per instance, from instanceInits. */
+  readonly inits: readonly WorkerInit[];
   readonly logger: Logger;
   /** Called whenever an instance becomes idle (a batch finished or a replacement started). */
   readonly onIdle: () => void;
@@ -51,10 +44,15 @@ interface Slot {
   restarts: number;
 }
 
+/** What every instance of a model version shares. */
+export interface InstanceInitsOptions {
+  readonly modelPath: string;
+  readonly groups: readonly InstanceGroupSpec[];
+  readonly intraOpThreads: number;
+}
+
 /** Per-instance worker settings for every instance the groups ask for. */
-export function instanceInits(
-  options: Omit<InstancePoolOptions, "onIdle" | "logger" | "version">,
-): WorkerInit[] {
+export function instanceInits(options: InstanceInitsOptions): WorkerInit[] {
   const inits: WorkerInit[] = [];
   for (const group of options.groups) {
     for (let i = 0; i < group.count; i++) {
@@ -83,8 +81,12 @@ export async function createInstancePool(
   first?: { instance: ModelInstance; info: InstanceReadyInfo },
 ): Promise<InstancePool> {
   const { logger } = options;
-  const inits = instanceInits(options);
-  const slots: Slot[] = inits.map((init) => ({ init, instance: undefined, busy: false, restarts: 0 }));
+  const slots: Slot[] = options.inits.map((init) => ({
+    init,
+    instance: undefined,
+    busy: false,
+    restarts: 0,
+  }));
   let closed = false;
 
   const logFallback = (slot: Slot, info: InstanceReadyInfo) => {
@@ -149,7 +151,6 @@ export async function createInstancePool(
 
   return {
     hasIdle: () => !closed && slots.some((slot) => slot.instance !== undefined && !slot.busy),
-    size: () => slots.length,
     async run(batch) {
       const slot = slots.find((s) => s.instance !== undefined && !s.busy);
       if (closed || !slot || !slot.instance) {
@@ -161,12 +162,7 @@ export async function createInstancePool(
       slot.busy = true;
       const instance = slot.instance;
       try {
-        return await instance.run(
-          batch.inputs,
-          batch.outputNames,
-          batch.transfer,
-          batch.crash ? { crash: true } : {},
-        );
+        return await instance.run(batch);
       } finally {
         if (slot.instance === instance) slot.busy = false;
         if (!closed) queueMicrotask(options.onIdle);

@@ -7,14 +7,25 @@ import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { ServerError } from "../core/server-error.js";
-import type { FromWorker, ToWorker, WireTensor, WireTensorInfo, WorkerInit } from "./worker-protocol.js";
+import type {
+  FromWorker,
+  InstanceRunResult,
+  ToWorker,
+  WireTensor,
+  WireTensorInfo,
+  WorkerInit,
+} from "./worker-protocol.js";
 
-/** What one run gives back. */
-export interface InstanceRunResult {
-  readonly outputs: readonly WireTensor[];
-  readonly inputNs: number;
-  readonly inferNs: number;
-  readonly outputNs: number;
+export type { InstanceRunResult };
+
+/** One batch for an instance. */
+export interface InstanceRun {
+  readonly inputs: readonly WireTensor[];
+  readonly outputNames: readonly string[];
+  /** The input buffers to hand over (the caller must own them). */
+  readonly transfer: readonly ArrayBuffer[];
+  /** Test hook: the worker exits instead of running (a native crash). */
+  readonly crash?: boolean;
 }
 
 /** What the session declares, reported when the worker is ready. */
@@ -28,13 +39,8 @@ export interface InstanceReadyInfo {
 export interface ModelInstance {
   /** Instance name as Triton names them: `<group>_<index>`. */
   readonly name: string;
-  /** Runs one batch. `transfer` lists the input buffers to hand over (the caller must own them). */
-  run(
-    inputs: readonly WireTensor[],
-    outputNames: readonly string[],
-    transfer: readonly ArrayBuffer[],
-    options?: { crash?: boolean },
-  ): Promise<InstanceRunResult>;
+  /** Runs one batch. */
+  run(batch: InstanceRun): Promise<InstanceRunResult>;
   /** Releases the session and ends the worker (graceful); idempotent. */
   close(): Promise<void>;
   /** Replaces the handler called when the worker ends without close(). */
@@ -94,7 +100,7 @@ export function startModelInstance(
     setExitHandler(handler) {
       exitHandler = handler;
     },
-    run(inputs, outputNames, transfer, runOptions) {
+    run({ inputs, outputNames, transfer, crash }) {
       if (exited || closing) {
         return Promise.reject(
           new ServerError(
@@ -111,7 +117,7 @@ export function startModelInstance(
           id,
           inputs,
           outputNames,
-          ...(runOptions?.crash ? { crash: true } : {}),
+          ...(crash ? { crash: true } : {}),
         };
         try {
           worker.postMessage(message, [...transfer]);

@@ -12,6 +12,14 @@ export interface WireTensor {
   readonly data: ArrayBufferView | readonly string[];
 }
 
+/** What one run gives back: the outputs and the worker-side durations (feed creation, run, extraction). */
+export interface InstanceRunResult {
+  readonly outputs: readonly WireTensor[];
+  readonly inputNs: number;
+  readonly inferNs: number;
+  readonly outputNs: number;
+}
+
 /** What a worker is started with (workerData). */
 export interface WorkerInit {
   readonly modelPath: string;
@@ -51,13 +59,5 @@ export type FromWorker =
       readonly cudaFallback?: string;
     }
   | { readonly type: "load-error"; readonly message: string }
-  | {
-      readonly type: "result";
-      readonly id: number;
-      readonly outputs: readonly WireTensor[];
-      /** Worker-side durations: feed creation, session.run, output extraction. */
-      readonly inputNs: number;
-      readonly inferNs: number;
-      readonly outputNs: number;
-    }
+  | ({ readonly type: "result"; readonly id: number } & InstanceRunResult)
   | { readonly type: "run-error"; readonly id: number; readonly message: string };

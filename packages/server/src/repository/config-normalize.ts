@@ -34,17 +34,25 @@ export function fillModelIdentity(config: ModelConfig, directoryName: string, ha
 }
 
 /**
- * Triton's NormalizeModelConfig after auto-complete: preferred batch sizes default to [max_batch_size];
- * instance groups get a name, a kind (KIND_AUTO is KIND_CPU here: no GPU is detected) and a count (Triton's
- * default for onnxruntime on KIND_CPU is 2, otherwise 1); KIND_GPU without `gpus` uses GPU 0.
+ * Triton's NormalizeModelConfig after auto-complete: preferred batch sizes default to [max_batch_size], and
+ * the instance groups are normalized (see normalizeInstanceGroups).
  */
 export function normalizeModelConfig(config: ModelConfig): void {
-  const name = config.name ?? "";
   const maxBatchSize = config.max_batch_size ?? 0;
   const batching = config.dynamic_batching;
   if (batching && !batching.preferred_batch_size?.length && maxBatchSize > 0) {
     batching.preferred_batch_size = [maxBatchSize];
   }
+  normalizeInstanceGroups(config);
+}
+
+/**
+ * Instance groups get a name, a kind (KIND_AUTO is KIND_CPU here: no GPU is detected) and a count (Triton's
+ * default for onnxruntime on KIND_CPU is 2, otherwise 1); KIND_GPU without `gpus` uses GPU 0. Needs only
+ * what fillModelIdentity set, not the model, and is idempotent.
+ */
+export function normalizeInstanceGroups(config: ModelConfig): void {
+  const name = config.name ?? "";
   const groups = config.instance_group ?? [];
   if (groups.length === 0) groups.push({ name, kind: "KIND_CPU" });
   groups.forEach((group, index) => {

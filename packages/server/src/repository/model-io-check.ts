@@ -2,7 +2,7 @@
  * The check of a config against the ONNX model it serves, as Triton's onnxruntime backend does at instance
  * creation (ValidateInputs, ValidateOutputs, CompareDimsSupported), with its messages.
  */
-import { datatypeFromConfigType } from "@tbench/proto";
+import { datatypeFromOrtType, datatypeInfo } from "@tbench/proto";
 import type { OnnxModelInfo, OnnxTensorInfo } from "./auto-complete.js";
 import { dimsToString } from "./config-numbers.js";
 import type { ModelSpec, TensorSpec } from "./model-spec.js";
@@ -57,7 +57,7 @@ function checkTensor(
     const allowed = [...infos.keys()].sort().join(", ");
     return `unexpected inference ${kind} '${io.name}', allowed ${kind}s are: ${allowed}`;
   }
-  const configType = datatypeFromConfigType(configTypeName(io))?.configType ?? "TYPE_INVALID";
+  const configType = datatypeInfo(io.datatype)?.configType ?? "TYPE_INVALID";
   const modelType = info.ortType === undefined ? undefined : ortToConfigType(info.ortType);
   if (io.datatype === "BF16") {
     return `unable to load model '${spec.name}', ${kind} '${io.name}' is TYPE_BF16, which onnxruntime-node cannot hold (no bfloat16 tensors)`;
@@ -81,29 +81,11 @@ function checkTensor(
   return compareDims(spec.name, io.name, info.dims, dims, spec.maxBatchSize, kind === "output");
 }
 
-const ORT_TO_CONFIG: Readonly<Record<string, string>> = {
-  bool: "TYPE_BOOL",
-  uint8: "TYPE_UINT8",
-  uint16: "TYPE_UINT16",
-  uint32: "TYPE_UINT32",
-  uint64: "TYPE_UINT64",
-  int8: "TYPE_INT8",
-  int16: "TYPE_INT16",
-  int32: "TYPE_INT32",
-  int64: "TYPE_INT64",
-  float16: "TYPE_FP16",
-  float32: "TYPE_FP32",
-  float64: "TYPE_FP64",
-  string: "TYPE_STRING",
-  bfloat16: "TYPE_BF16",
-};
-
+/** The config type name of an onnxruntime-node type, as Triton names what a model provides. */
 function ortToConfigType(ortType: string): string {
-  return ORT_TO_CONFIG[ortType] ?? `an unsupported type '${ortType}'`;
-}
-
-function configTypeName(io: TensorSpec): string {
-  return io.datatype === "BYTES" ? "TYPE_STRING" : `TYPE_${io.datatype}`;
+  // The datatype table has no ORT type for BF16 (onnxruntime-node has no bfloat16 tensors).
+  if (ortType === "bfloat16") return "TYPE_BF16";
+  return datatypeFromOrtType(ortType)?.configType ?? `an unsupported type '${ortType}'`;
 }
 
 /** Returns the first mismatch between the config and the model (Triton's message), or undefined. */

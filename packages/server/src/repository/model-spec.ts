@@ -131,6 +131,16 @@ function dynamicBatchingSpec(db: ModelDynamicBatching): DynamicBatchingSpec {
   };
 }
 
+/** The instance groups of a config whose groups are normalized. */
+export function instanceGroupSpecs(config: ModelConfig): InstanceGroupSpec[] {
+  return (config.instance_group ?? []).map((group) => ({
+    name: group.name ?? "",
+    kind: group.kind === undefined || group.kind === "KIND_AUTO" ? "KIND_CPU" : group.kind,
+    count: group.count ?? 0,
+    gpus: group.gpus ?? [],
+  }));
+}
+
 /** Builds the ModelSpec of a normalized, validated config. */
 export function modelSpecFromConfig(config: ModelConfig): ModelSpec {
   const name = config.name ?? "";
@@ -146,12 +156,7 @@ export function modelSpecFromConfig(config: ModelConfig): ModelSpec {
     inputs: (config.input ?? []).map((io) => inputSpec(io, name)),
     outputs: (config.output ?? []).map((io) => outputSpec(io, name)),
     ...(config.dynamic_batching ? { dynamicBatching: dynamicBatchingSpec(config.dynamic_batching) } : {}),
-    instanceGroups: (config.instance_group ?? []).map((group) => ({
-      name: group.name ?? "",
-      kind: group.kind === undefined || group.kind === "KIND_AUTO" ? "KIND_CPU" : group.kind,
-      count: group.count ?? 0,
-      gpus: group.gpus ?? [],
-    })),
+    instanceGroups: instanceGroupSpecs(config),
     defaultModelFilename: config.default_model_filename || "model.onnx",
     parameters,
   };

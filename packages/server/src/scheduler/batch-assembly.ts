@@ -78,11 +78,10 @@ export function splitOutputs(
   outputs: readonly WireTensor[],
 ): Tensor[][] {
   const perRequest: Tensor[][] = requests.map(() => []);
-  const specs = new Map(spec.outputs.map((o) => [o.name, o]));
+  const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
   for (const output of outputs) {
-    const io = specs.get(output.name);
+    const io = spec.outputs.find((o) => o.name === output.name);
     const datatype: Datatype = io?.datatype ?? "FP32";
-    const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
     const elements = output.dims.reduce((a, b) => a * b, 1);
     if (spec.maxBatchSize > 0 && output.dims[0] !== total) {
       throw new ServerError(

@@ -37,7 +37,6 @@ export type BatchDecision<T> =
   | {
       readonly kind: "wait";
       readonly waitUs: number;
-      readonly pendingBatchSize: number;
       readonly reason: string;
     }
   | { readonly kind: "empty" };
@@ -119,7 +118,6 @@ export function decideBatch<T extends BatchableEntry>(
   return {
     kind: "wait",
     waitUs: Math.max(1, Math.ceil(waitNs / 1000)),
-    pendingBatchSize: pendingSize,
     reason: `batch ${pendingSize} below preferred sizes [${settings.preferredBatchSizes.join(",")}], oldest waited ${waitedNs / 1000} us`,
   };
 }

@@ -8,7 +8,7 @@ import { ServerError } from "../core/server-error.js";
 import type { TraceFn } from "../core/trace.js";
 import type { InferenceResponse, Tensor } from "../core/types.js";
 import type { InstancePool } from "../instances/instance-pool.js";
-import type { ModelSpec } from "../repository/model-spec.js";
+import { type ModelSpec, queuePolicySpec } from "../repository/model-spec.js";
 import type { ExecutionTimes, FailureReason, ModelStatsCollector } from "../stats/model-stats.js";
 import { assembleBatch, splitOutputs } from "./batch-assembly.js";
 import { classify } from "./classification.js";
@@ -74,13 +74,10 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   const { spec, clock, stats, pool, trace, version } = options;
   const db = spec.dynamicBatching;
   const settings = batcherSettings(spec);
-  const defaultPolicy = db?.defaultQueuePolicy ?? {
-    timeoutAction: "REJECT" as const,
-    defaultTimeoutUs: 0,
-    allowTimeoutOverride: false,
-    maxQueueSize: 0,
-  };
-  const queue = new PriorityQueue<Pending>(defaultPolicy, db?.priorityQueuePolicy);
+  const queue = new PriorityQueue<Pending>(
+    db?.defaultQueuePolicy ?? queuePolicySpec(undefined),
+    db?.priorityQueuePolicy,
+  );
   const preserveOrdering = db?.preserveOrdering === true;
   let timer: TimerHandle | undefined;
   let passScheduled = false;
@@ -124,11 +121,14 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
 
   const respond = (entry: Pending, outputs: Tensor[], queueNs: number, times: ExecutionTimes) => {
     const request = entry.validated.request;
-    const wanted = new Map((request.outputs ?? []).map((o) => [o.name, o]));
-    const finalOutputs = outputs.map((tensor) => {
-      const k = wanted.get(tensor.name)?.classification ?? 0;
-      return k > 0 ? classify(tensor, k, spec.maxBatchSize > 0, options.labels?.get(tensor.name)) : tensor;
-    });
+    const finalOutputs = request.outputs?.some((o) => (o.classification ?? 0) > 0)
+      ? outputs.map((tensor) => {
+          const k = request.outputs?.find((o) => o.name === tensor.name)?.classification ?? 0;
+          return k > 0
+            ? classify(tensor, k, spec.maxBatchSize > 0, options.labels?.get(tensor.name))
+            : tensor;
+        })
+      : outputs;
     const response: InferenceResponse = {
       model: spec.name,
       version,
@@ -259,7 +259,8 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
         const entry: Pending = {
           validated,
           startNs,
-          seq: -1,
+          // Taken only once the queue accepts the entry: preserve_ordering delivers seq by seq, no gaps.
+          seq: nextSeq,
           resolve,
           reject,
           batchSize: validated.batchSize,
@@ -277,7 +278,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
           reject(error);
           return;
         }
-        (entry as { seq: number }).seq = nextSeq++;
+        nextSeq++;
         request.signal?.addEventListener("abort", schedulePass, { once: true });
         schedulePass();
       });

@@ -136,15 +136,4 @@ export class PriorityQueue<T extends QueueEntry> {
       }
     }
   }
-
-  /** Removes and returns everything (shutdown). */
-  drainAll(): T[] {
-    const all = [...this.ordered()];
-    for (const queue of this.levels.values()) {
-      queue.queue.length = 0;
-      queue.delayed.length = 0;
-    }
-    this.count = 0;
-    return all;
-  }
 }

@@ -53,9 +53,12 @@ function applyReshape(spec: TensorSpec, shape: readonly number[]): readonly numb
 }
 
 function validateInputCount(spec: ModelSpec, request: InferenceRequest, prefix: string): void {
+  let requiredCount = 0;
+  for (const io of spec.inputs) if (!io.optional) requiredCount++;
+  const count = request.inputs.length;
+  if (count <= spec.inputs.length && count >= requiredCount) return;
   const given = request.inputs.map((t) => t.name);
   const required = spec.inputs.filter((io) => !io.optional);
-  if (given.length <= spec.inputs.length && given.length >= required.length) return;
   const missing = required.filter((io) => !given.includes(io.name)).map((io) => `'${io.name}'`);
   const got = given.length === 0 ? "[]" : `[${given.map((n) => `'${n}'`).join(",")}]`;
   // Triton builds "[...]" by trimming a trailing comma; with nothing missing that leaves "]".
@@ -143,10 +146,9 @@ export function validateRequest(spec: ModelSpec, request: InferenceRequest): Val
   const outputs = spec.outputs;
   let requested: readonly TensorSpec[] = outputs;
   if (request.outputs && request.outputs.length > 0) {
-    const byName = new Map(outputs.map((o) => [o.name, o]));
     const names = new Set<string>();
     for (const output of request.outputs) {
-      if (!byName.has(output.name)) {
+      if (!outputs.some((o) => o.name === output.name)) {
         throw invalid(`unexpected inference output '${output.name}' for model '${spec.name}'`);
       }
       if (names.has(output.name)) throw invalid(`${prefix}output '${output.name}' already exists in request`);
@@ -160,9 +162,9 @@ export function validateRequest(spec: ModelSpec, request: InferenceRequest): Val
     seen.add(tensor.name);
   }
   validateInputCount(spec, request, prefix);
-  const specByName = new Map(spec.inputs.map((io) => [io.name, io]));
+  // Linear searches: models have a handful of inputs, and this runs for every request.
   for (const tensor of request.inputs) {
-    if (!specByName.has(tensor.name)) {
+    if (!spec.inputs.some((io) => io.name === tensor.name)) {
       throw invalid(`unexpected inference input '${tensor.name}' for model '${spec.name}'`);
     }
   }
@@ -187,10 +189,9 @@ export function validateRequest(spec: ModelSpec, request: InferenceRequest): Val
       );
     }
   }
-  const byName = new Map(request.inputs.map((t) => [t.name, t]));
   const inputs: ValidatedInput[] = [];
   for (const io of spec.inputs) {
-    const tensor = byName.get(io.name);
+    const tensor = request.inputs.find((t) => t.name === io.name);
     if (!tensor) continue;
     if (tensor.datatype !== io.datatype) {
       throw invalid(

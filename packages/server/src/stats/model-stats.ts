@@ -33,7 +33,7 @@ export interface ModelStatsCollector {
   requestStarted(): void;
   /** A request finished successfully. */
   requestSucceeded(durationNs: number, queueNs: number, times: ExecutionTimes, epochMs: number): void;
-  /** A request failed. `queueNs` when it waited in the queue before failing. */
+  /** A request failed after `durationNs`, for Triton's failure `reason`. */
   requestFailed(durationNs: number, reason: FailureReason, epochMs: number): void;
   /** One model execution of `batchSize` rows. */
   executed(batchSize: number, times: ExecutionTimes): void;
