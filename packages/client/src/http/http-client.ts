@@ -45,8 +45,23 @@ import { errorMessageOf, parseAnswer } from "./response-schemas.js";
 const JSON_TYPE = "application/json";
 const BINARY_TYPE = "application/octet-stream";
 
-function headerString(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * The headers every infer request with this body layout carries: the client's headers, the body's type
+ * and JSON length, and the compression headers. Built once per PreparedInfer, once per infer() call.
+ */
+function inferHeaders(
+  o: ResolvedHttpClientOptions,
+  jsonLength: number | undefined,
+): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (jsonLength === undefined) headers["content-type"] = JSON_TYPE;
+  else {
+    headers["content-type"] = BINARY_TYPE;
+    headers["inference-header-content-length"] = String(jsonLength);
+  }
+  if (o.requestCompression !== undefined) headers["content-encoding"] = o.requestCompression;
+  if (o.responseCompression) headers["accept-encoding"] = "gzip, deflate";
+  return Object.freeze(headers);
 }
 
 /** An encoded infer request, sent as often as asked. */
@@ -56,7 +71,7 @@ class PreparedHttpInfer implements PreparedInfer {
   readonly #client: HttpInferenceClient;
   readonly #path: string;
   readonly #body: Buffer;
-  readonly #jsonLength: number | undefined;
+  readonly #headers: Readonly<Record<string, string>>;
   readonly #requestId: string | undefined;
   #compressed: Promise<Buffer> | undefined;
 
@@ -66,7 +81,7 @@ class PreparedHttpInfer implements PreparedInfer {
     this.model = model;
     this.#path = path;
     this.#body = encoded.body;
-    this.#jsonLength = encoded.jsonLength;
+    this.#headers = inferHeaders(client.options, encoded.jsonLength);
     this.#requestId = request.id;
     this.byteLength = encoded.body.length;
   }
@@ -77,7 +92,7 @@ class PreparedHttpInfer implements PreparedInfer {
     return this.#client.sendInfer(
       this.#path,
       this.#compressed ?? this.#body,
-      this.#jsonLength,
+      this.#headers,
       this.#requestId,
       options,
     );
@@ -88,6 +103,15 @@ class HttpInferenceClient implements InferenceClient {
   readonly options: ResolvedHttpClientOptions;
   readonly #transport: HttpTransport;
   readonly #base: string;
+  /** Headers of calls without a body: the client's own. */
+  readonly #plainHeaders: Readonly<Record<string, string>>;
+  /** Headers of calls with a JSON body. */
+  readonly #jsonHeaders: Readonly<Record<string, string>>;
+  /** Whether calls may share the prebuilt header objects (see #headersFor). */
+  readonly #shareHeaders: boolean;
+  /** Paths of the health probes, built once. */
+  readonly #livePath: string;
+  readonly #readyPath: string;
   /** The infer path of each model seen (no version), so the hot path does not rebuild it. */
   readonly #inferPaths = new Map<string, string>();
 
@@ -95,6 +119,11 @@ class HttpInferenceClient implements InferenceClient {
     this.options = options;
     this.#base = options.basePath;
     this.#transport = new HttpTransport(options);
+    this.#shareHeaders = options.proxy === undefined && options.dispatcher === undefined;
+    this.#plainHeaders = options.headers;
+    this.#jsonHeaders = Object.freeze({ ...options.headers, "content-type": JSON_TYPE });
+    this.#livePath = paths.live(options.basePath);
+    this.#readyPath = paths.ready(options.basePath);
   }
 
   // ---- infer ---------------------------------------------------------------------------------------
@@ -122,7 +151,7 @@ class HttpInferenceClient implements InferenceClient {
     }
     const algorithm = this.options.requestCompression;
     const body = algorithm === undefined ? encoded.body : compressBody(encoded.body, algorithm);
-    return this.sendInfer(path, body, encoded.jsonLength, request.id, options);
+    return this.sendInfer(path, body, inferHeaders(this.options, encoded.jsonLength), request.id, options);
   }
 
   prepareInfer(model: string, request: InferRequest): PreparedInfer {
@@ -133,64 +162,75 @@ class HttpInferenceClient implements InferenceClient {
   async sendInfer(
     path: string,
     body: Buffer | Promise<Buffer>,
-    jsonLength: number | undefined,
+    baseHeaders: Readonly<Record<string, string>>,
     requestId: string | undefined,
     options: CallOptions | undefined,
   ): Promise<InferResult> {
     const o = this.options;
-    const headers: Record<string, string> = { ...o.headers };
-    if (jsonLength === undefined) headers["content-type"] = JSON_TYPE;
-    else {
-      headers["content-type"] = BINARY_TYPE;
-      headers["inference-header-content-length"] = String(jsonLength);
-    }
-    if (o.requestCompression !== undefined) headers["content-encoding"] = o.requestCompression;
-    if (o.responseCompression) headers["accept-encoding"] = "gzip, deflate";
-    const finished = this.#finishHeaders(headers, options);
+    const headers = this.#headersFor(baseHeaders, options);
     // Awaiting only what is really asynchronous (an auth hook, compression) keeps the hot path short.
     const request: ExchangeRequest = {
+      origin: o.origin,
       method: "POST",
       path,
-      headers: finished instanceof Promise ? await finished : finished,
+      headers: headers instanceof Promise ? await headers : headers,
       body: body instanceof Buffer ? body : await body,
     };
     const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
-    const timeoutMs = options?.timeoutMs ?? o.timeoutMs;
-    const response =
-      maxRetries === 0
-        ? await this.#transport.once(request, options?.signal, timeoutMs)
-        : await this.#transport.send(request, options?.signal, timeoutMs, { idempotent: true, maxRetries });
-    const payload = this.#decoded(response);
-    const decoded = payload instanceof Buffer ? payload : await payload;
+    const response = await this.#send(request, options, maxRetries, true);
+    const encoding = response.header("content-encoding");
+    const decoded = encoding === undefined ? response.body : await decompressBody(response.body, encoding);
     if (response.status !== 200) throw this.#errorOf(response, decoded, requestId);
-    return decodeInferResponse(decoded, response.headers["inference-header-content-length"]);
+    return decodeInferResponse(decoded, response.header("inference-header-content-length"));
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------
 
-  #finishHeaders(
-    headers: Record<string, string>,
+  /**
+   * The headers of one call. Without per-call headers or an auth hook that is `base` itself, shared by
+   * every call: undici's Pool only reads them (the shared objects are frozen, so a change in that would
+   * fail loudly, not leak between calls). A ProxyAgent adds `host` to the object it is given, and an
+   * injected dispatcher may do anything, so with those every call gets its own copy, as does a call with
+   * its own headers (on top) or an auth hook (which sets headers).
+   */
+  #headersFor(
+    base: Readonly<Record<string, string>>,
     options: CallOptions | undefined,
-  ): Record<string, string> | Promise<Record<string, string>> {
-    if (options?.headers !== undefined) {
-      for (const [k, v] of Object.entries(options.headers)) headers[k.toLowerCase()] = v;
-    }
+  ): Readonly<Record<string, string>> | Promise<Record<string, string>> {
+    const extra = options?.headers;
     const hook = this.options.authHook;
+    if (extra === undefined && hook === undefined && this.#shareHeaders) return base;
+    const headers: Record<string, string> = { ...base };
+    if (extra !== undefined) {
+      for (const [k, v] of Object.entries(extra)) headers[k.toLowerCase()] = v;
+    }
     if (hook === undefined) return headers;
     const done = hook(headers);
     return done instanceof Promise ? done.then(() => headers) : headers;
   }
 
+  /** One attempt when no retries apply (no retry loop, no extra promise), else the retrying send. */
+  #send(
+    request: ExchangeRequest,
+    options: CallOptions | undefined,
+    maxRetries: number,
+    idempotent: boolean,
+  ): Promise<RawResponse> {
+    const timeoutMs = options?.timeoutMs ?? this.options.timeoutMs;
+    if (maxRetries === 0) return this.#transport.once(request, options?.signal, timeoutMs);
+    return this.#transport.send(request, options?.signal, timeoutMs, { idempotent, maxRetries });
+  }
+
   #decoded(response: RawResponse): Promise<Buffer> | Buffer {
-    const encoding = response.headers["content-encoding"];
+    const encoding = response.header("content-encoding");
     return encoding === undefined ? response.body : decompressBody(response.body, encoding);
   }
 
   #errorOf(response: RawResponse, body: Buffer, requestId: string | undefined) {
     const details: { requestId?: string; retryAfterMs?: number } = {};
-    const id = requestId ?? headerString(response.headers["x-request-id"]);
+    const id = requestId ?? response.header("x-request-id");
     if (id !== undefined) details.requestId = id;
-    const retryAfterMs = parseRetryAfterMs(response.headers["retry-after"]);
+    const retryAfterMs = parseRetryAfterMs(response.header("retry-after"));
     if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
     return errorFromHttpStatus(response.status, errorMessageOf(body, response.status), details);
   }
@@ -218,27 +258,30 @@ class HttpInferenceClient implements InferenceClient {
     throw error;
   }
 
-  async #exchange(
+  /** Sends a non-infer call (JSON body or none) and resolves with the answer, whatever its status. */
+  #exchange(
     method: "GET" | "POST",
     path: string,
     json: unknown,
     options: CallOptions | undefined,
     idempotent: boolean,
   ): Promise<RawResponse> {
-    if (this.#transport.closed) throw new ClientClosedError();
-    const headers: Record<string, string> = { ...this.options.headers };
-    if (json !== undefined) headers["content-type"] = JSON_TYPE;
-    const request: ExchangeRequest = {
-      method,
-      path,
-      headers: await this.#finishHeaders(headers, options),
-      body: json === undefined ? undefined : JSON.stringify(json),
-    };
+    if (this.#transport.closed) return Promise.reject(new ClientClosedError());
+    const body = json === undefined ? null : JSON.stringify(json);
+    const headers = this.#headersFor(json === undefined ? this.#plainHeaders : this.#jsonHeaders, options);
     const maxRetries = options?.maxRetries ?? this.options.maxRetries;
-    return this.#transport.send(request, options?.signal, options?.timeoutMs ?? this.options.timeoutMs, {
-      idempotent,
-      maxRetries,
-    });
+    if (headers instanceof Promise) {
+      return headers.then((h) =>
+        this.#send(
+          { origin: this.options.origin, method, path, headers: h, body },
+          options,
+          maxRetries,
+          idempotent,
+        ),
+      );
+    }
+    const request: ExchangeRequest = { origin: this.options.origin, method, path, headers, body };
+    return this.#send(request, options, maxRetries, idempotent);
   }
 
   /** Health probes: 200 is true; "not ready" answers (400, 404, 503) are false; others throw. */
@@ -252,11 +295,11 @@ class HttpInferenceClient implements InferenceClient {
   // ---- health and metadata -------------------------------------------------------------------------
 
   isServerLive(options?: CallOptions): Promise<boolean> {
-    return this.#probe(paths.live(this.#base), options);
+    return this.#probe(this.#livePath, options);
   }
 
   isServerReady(options?: CallOptions): Promise<boolean> {
-    return this.#probe(paths.ready(this.#base), options);
+    return this.#probe(this.#readyPath, options);
   }
 
   isModelReady(model: string, version?: string, options?: CallOptions): Promise<boolean> {

@@ -65,7 +65,7 @@ export class HttpTransport {
     timeoutMs: number | undefined,
   ): Promise<RawResponse> {
     if (this.#closed) return Promise.reject(new ClientClosedError());
-    const exchange = new Exchange(this.options.origin, request, signal, timeoutMs, this.#inflight);
+    const exchange = new Exchange(request, signal, timeoutMs, this.#inflight);
     return exchange.start(this.#dispatcher);
   }
 
@@ -91,7 +91,7 @@ export class HttpTransport {
         answer = await this.once(request, signal, remainingMs);
         if (!isUnavailableStatus(answer.status) || !policy.idempotent || retry >= policy.maxRetries)
           return answer;
-        const retryAfterMs = parseRetryAfterMs(answer.headers["retry-after"]);
+        const retryAfterMs = parseRetryAfterMs(answer.header("retry-after"));
         failure = new UnavailableError(
           `HTTP ${answer.status}`,
           retryAfterMs === undefined ? {} : { retryAfterMs },
