@@ -292,6 +292,35 @@ describe("headers and auth", () => {
     assert.equal(h["x-call"], "1");
     assert.equal(h["authorization"], `Basic ${Buffer.from("u:p").toString("base64")}`);
   });
+  test("a call's own headers and a hook's changes stay with that call (header objects are shared)", async () => {
+    let n = 0;
+    const { server, client } = await setup(inferOk, {
+      headers: { "x-team": "a" },
+      auth: (headers) => {
+        if (n++ === 0) headers["x-first-only"] = "1";
+      },
+    });
+    const plain = createHttpClient({ url: server.url, headers: { "x-team": "b" } });
+    open.push(plain);
+    await client.isServerLive({ headers: { "x-call": "1" } });
+    await client.isServerLive();
+    await plain.infer("m", input, { headers: { "x-call": "2" } });
+    await plain.infer("m", input);
+    await plain.isServerLive({ headers: { "X-Team": "c" } });
+    await plain.isServerLive();
+    const h = server.requests.map((r) => r.headers);
+    assert.deepEqual(
+      h.map((x) => [x["x-team"], x["x-call"], x["x-first-only"]]),
+      [
+        ["a", "1", "1"],
+        ["a", undefined, undefined],
+        ["b", "2", undefined],
+        ["b", undefined, undefined],
+        ["c", undefined, undefined],
+        ["b", undefined, undefined],
+      ],
+    );
+  });
   test("an invalid header value is an InvalidArgumentError, nothing is sent", async () => {
     const { server, client } = await setup(inferOk);
     await assert.rejects(
@@ -371,6 +400,28 @@ describe("lifetimes", () => {
       (e: unknown) => e instanceof ClientClosedError && e.cause === reason,
     );
     await client.destroy();
+  });
+  test("destroy() fails every call still in flight, after others in between have finished", async () => {
+    const { server, client } = await setup((req, res) => {
+      if (req.url.endsWith("/live")) res.end();
+      else if (req.url.endsWith("/ready")) setTimeout(() => res.end(), 20);
+      else return new Promise<void>(() => {}); // infer hangs
+    });
+    const settled = (p: Promise<unknown>) =>
+      p.then(
+        (v) => v,
+        (e: unknown) => e,
+      );
+    const first = settled(client.infer("m", input));
+    const live = await client.isServerLive(); // finished: removed from the head of the in-flight list
+    const second = settled(client.infer("m", input));
+    const ready = settled(client.isServerReady()); // finishes while the others hang: removed from between them
+    const third = settled(client.infer("m", input));
+    assert.equal(live, true);
+    assert.equal(await ready, true);
+    await waitFor(() => server.requests.length === 5);
+    await client.destroy();
+    for (const outcome of [first, second, third]) assert.ok((await outcome) instanceof ClientClosedError);
   });
   test("Symbol.asyncDispose closes", async () => {
     const { server } = await setup(inferOk);

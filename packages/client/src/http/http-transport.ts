@@ -13,7 +13,7 @@ import {
   UnavailableError,
 } from "../errors.js";
 import { isRetryable, parseRetryAfterMs, retryDelayMs } from "../retry-policy.js";
-import { Exchange, type ExchangeRequest, type RawResponse } from "./exchange.js";
+import { Exchange, type ExchangeRequest, InflightList, type RawResponse } from "./exchange.js";
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
 
 /** HTTP statuses that mean "try again later". */
@@ -42,7 +42,7 @@ export class HttpTransport {
   readonly options: ResolvedHttpClientOptions;
   readonly #dispatcher: Dispatcher;
   readonly #owned: boolean;
-  readonly #inflight = new Set<Exchange>();
+  readonly #inflight = new InflightList();
   #closed = false;
   #destroyed = false;
   #closing: Promise<void> | undefined;
@@ -131,7 +131,7 @@ export class HttpTransport {
   /** Forceful: calls in flight reject with ClientClosedError (`cause` = `error`). Idempotent. */
   async destroy(error?: Error): Promise<void> {
     this.#closed = true;
-    for (const exchange of [...this.#inflight]) {
+    for (const exchange of this.#inflight.toArray()) {
       exchange.fail(
         new ClientClosedError(`${exchange.describe()}: the client was destroyed`, { cause: error }),
       );
