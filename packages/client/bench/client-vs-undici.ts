@@ -4,12 +4,12 @@
 //   2. a small (4-byte) tensor: sequential calls per second (target: client >= 90% of raw undici).
 // Rounds alternate between the contenders so drift in a shared CPU hits both alike.
 // Writes bench-results/client.{json,md}. Run: npm run bench:client
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { createHttpClient, type InferRequest } from "../src/index.js";
+import { spawnServer } from "./spawn-server.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const OUT = `${ROOT}bench-results/`;
@@ -20,43 +20,6 @@ const LARGE_ROUNDS = QUICK ? 1 : 8;
 const LARGE_PER_ROUND = QUICK ? 3 : 25;
 const SMALL_ROUNDS = QUICK ? 1 : 8;
 const SMALL_ROUND_MS = QUICK ? 200 : 1000;
-
-interface Server {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function spawnServer(): Promise<Server> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("serve-models.ts", import.meta.url)),
-      "identity_fp32",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const line = text.split("\n").find((l) => l.startsWith("{"));
-      if (line !== undefined) resolve((JSON.parse(line) as { httpUrl: string }).httpUrl);
-    });
-    child.on("exit", (code) => reject(new Error(`tbench-server exited with code ${code} before listening`)));
-  });
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.on("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 function request(elements: number): InferRequest {
   return {
@@ -123,7 +86,7 @@ async function countFor(run: Contender, ms: number): Promise<{ calls: number; ms
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
-  const server = await spawnServer();
+  const server = await spawnServer(["identity_fp32"]);
   const path = "/v2/models/identity_fp32/infer";
   const pool = new Pool(server.url, { connections: 1 });
   const client = createHttpClient({ url: server.url, connections: 1, maxRetries: 0 });
