@@ -8,7 +8,7 @@
  * onResponseStart API gets wrapped per request in an adapter that also parses every response header into
  * an object: on a loop of 16 health probes in flight, that costs about 1 us of CPU per call (~12.8 us
  * instead of ~11.8 us in the calling process, raw undici dispatch both ways). The headers stay raw
- * (name, value, ...) and the few this client reads are looked up by name (`RawResponse.header`).
+ * (name, value, ...) and the few this client reads are looked up by name (raw-response.ts).
  *
  * The response body is collected into one buffer. When Content-Length is known and the body is not
  * content-encoded, that buffer is allocated up front and padded so the binary tensor section (which starts
@@ -24,6 +24,8 @@ import {
   type InferenceError,
   InvalidArgumentError,
 } from "../errors.js";
+import type { InflightList } from "./inflight-list.js";
+import { decimalOf, isHeader, NO_HEADERS, type RawHeaders, RawResponse } from "./raw-response.js";
 
 /**
  * What an exchange sends. It is handed to undici's `dispatch()` as is (its fields are dispatch options),
@@ -40,101 +42,7 @@ export interface ExchangeRequest {
   readonly body: Buffer | string | null;
 }
 
-type RawHeaders = readonly (Buffer | string)[];
-
-function text(value: Buffer | string): string {
-  return typeof value === "string" ? value : value.toString("latin1");
-}
-
-/**
- * Whether raw header name `key` is `name` (given in lower case), without making a string of it. OR-ing
- * 0x20 lower-cases ASCII letters and leaves '-' and digits alone; header names hold nothing else that
- * could fold onto those (llhttp rejects control characters in names).
- */
-function isHeader(key: Buffer | string, name: string): boolean {
-  if (key.length !== name.length) return false;
-  if (typeof key === "string") return key.toLowerCase() === name;
-  for (let i = 0; i < key.length; i++) if ((key[i]! | 0x20) !== name.charCodeAt(i)) return false;
-  return true;
-}
-
-/** A header value of decimal digits as a number (NaN for anything else), without making a string. */
-function decimalOf(value: Buffer | string): number {
-  if (typeof value === "string" || value.length === 0 || value.length > 15) return Number(text(value));
-  let n = 0;
-  for (let i = 0; i < value.length; i++) {
-    const digit = value[i]! - 0x30;
-    if (digit < 0 || digit > 9) return Number.NaN;
-    n = n * 10 + digit;
-  }
-  return n;
-}
-
-/** The value of header `name` (lower case) in undici's raw list, repeated values joined with ", ". */
-function findHeader(raw: RawHeaders, name: string): string | undefined {
-  let found: string | undefined;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (!isHeader(raw[i]!, name)) continue;
-    const value = text(raw[i + 1]!);
-    found = found === undefined ? value : `${found}, ${value}`;
-  }
-  return found;
-}
-
-/** A completed answer (any status). */
-export class RawResponse {
-  readonly status: number;
-  readonly body: Buffer;
-  readonly #rawHeaders: RawHeaders;
-
-  constructor(status: number, rawHeaders: RawHeaders, body: Buffer) {
-    this.status = status;
-    this.#rawHeaders = rawHeaders;
-    this.body = body;
-  }
-
-  /** A response header by its lower-case name (repeated headers joined with ", "), or undefined. */
-  header(name: string): string | undefined {
-    return findHeader(this.#rawHeaders, name);
-  }
-}
-
 const EMPTY = Buffer.alloc(0);
-const NO_HEADERS: RawHeaders = [];
-
-/**
- * The exchanges in flight, so that destroy() can fail them: an intrusive doubly linked list through the
- * exchanges' own fields. Adding and removing allocate nothing; a Set of exchanges cost about 1 us a call
- * (hashing and hash-table churn, mostly garbage collection), half the client's own time on a health probe.
- */
-export class InflightList {
-  #head: Exchange | null = null;
-
-  add(exchange: Exchange): void {
-    exchange.inflightNext = this.#head;
-    exchange.inflightPrev = null;
-    if (this.#head !== null) this.#head.inflightPrev = exchange;
-    this.#head = exchange;
-  }
-
-  /** Removes `exchange`; a no-op when it is not in the list. */
-  remove(exchange: Exchange): void {
-    const { inflightPrev: prev, inflightNext: next } = exchange;
-    if (prev !== null) prev.inflightNext = next;
-    else if (this.#head === exchange) this.#head = next;
-    else return;
-    if (next !== null) next.inflightPrev = prev;
-    exchange.inflightPrev = null;
-    exchange.inflightNext = null;
-  }
-
-  /** The exchanges in flight now, as an array (safe to fail them while iterating). */
-  toArray(): Exchange[] {
-    const all: Exchange[] = [];
-    for (let e = this.#head; e !== null; e = e.inflightNext) all.push(e);
-    return all;
-  }
-}
 
 function onDeadline(exchange: Exchange): void {
   exchange.fail(
@@ -147,7 +55,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   readonly timeoutMs: number | undefined;
   readonly #request: ExchangeRequest;
   readonly #signal: AbortSignal | undefined;
-  readonly #inflight: InflightList;
+  readonly #inflight: InflightList<Exchange>;
   /** Links of the transport's InflightList (managed by the list only). */
   inflightPrev: Exchange | null = null;
   inflightNext: Exchange | null = null;
@@ -170,7 +78,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     request: ExchangeRequest,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
-    inflight: InflightList,
+    inflight: InflightList<Exchange>,
   ) {
     this.#request = request;
     this.#signal = signal;

@@ -30,7 +30,7 @@ import type {
 import { parseRetryAfterMs } from "../retry-policy.js";
 import type { InferRequest } from "../tensor-types.js";
 import { compressBody, decompressBody } from "./compression.js";
-import type { ExchangeRequest, RawResponse } from "./exchange.js";
+import type { ExchangeRequest } from "./exchange.js";
 import {
   type HttpClientOptions,
   type ResolvedHttpClientOptions,
@@ -40,6 +40,7 @@ import { extensionOf, modelPath, paths } from "./http-paths.js";
 import { HttpTransport } from "./http-transport.js";
 import { decodeInferResponse } from "./infer-decoding.js";
 import { encodeInferRequest } from "./infer-encoding.js";
+import type { RawResponse } from "./raw-response.js";
 import { errorMessageOf, parseAnswer } from "./response-schemas.js";
 
 const JSON_TYPE = "application/json";

@@ -13,8 +13,10 @@ import {
   UnavailableError,
 } from "../errors.js";
 import { isRetryable, parseRetryAfterMs, retryDelayMs } from "../retry-policy.js";
-import { Exchange, type ExchangeRequest, InflightList, type RawResponse } from "./exchange.js";
+import { Exchange, type ExchangeRequest } from "./exchange.js";
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
+import { InflightList } from "./inflight-list.js";
+import type { RawResponse } from "./raw-response.js";
 
 /** HTTP statuses that mean "try again later". */
 function isUnavailableStatus(status: number): boolean {
@@ -42,7 +44,7 @@ export class HttpTransport {
   readonly options: ResolvedHttpClientOptions;
   readonly #dispatcher: Dispatcher;
   readonly #owned: boolean;
-  readonly #inflight = new InflightList();
+  readonly #inflight = new InflightList<Exchange>();
   #closed = false;
   #destroyed = false;
   #closing: Promise<void> | undefined;
