@@ -26,12 +26,15 @@ export function isHeader(key: Buffer | string, name: string): boolean {
   return true;
 }
 
-/** A header value of decimal digits as a number (NaN for anything else), without making a string. */
+/**
+ * A header value of decimal digits as a number, without making a string; NaN for anything else, an empty
+ * value, or more than 15 digits (past exact doubles; no body that size is collected in memory anyway).
+ */
 export function decimalOf(value: Buffer | string): number {
-  if (typeof value === "string" || value.length === 0 || value.length > 15) return Number(text(value));
+  if (value.length === 0 || value.length > 15) return Number.NaN;
   let n = 0;
   for (let i = 0; i < value.length; i++) {
-    const digit = value[i]! - 0x30;
+    const digit = (typeof value === "string" ? value.charCodeAt(i) : value[i]!) - 0x30;
     if (digit < 0 || digit > 9) return Number.NaN;
     n = n * 10 + digit;
   }
