@@ -97,16 +97,22 @@ function topK(tensor: Tensor, k: number): Tensor {
 
 /** Options of the fake core. */
 export interface FakeCoreOptions {
-  /** Delay before each infer answers, in ms (to test in-flight handling and aborts). */
-  readonly inferDelayMs?: number;
+  /** Hold every valid infer until release() (or its signal aborts): in-flight and abort tests, no timers. */
+  readonly holdInfer?: boolean;
 }
 
 /** The fake core plus what tests inspect. */
 export interface FakeCore extends InferenceCore {
   /** Every request infer() received. */
   readonly received: InferenceRequest[];
-  /** Requests whose signal was aborted before they answered. */
+  /** Requests whose signal was aborted while held. */
   aborted: number;
+  /** Resolves once `count` requests are held (holdInfer). */
+  waitForHeld(count: number): Promise<void>;
+  /** Resolves once `count` held requests were aborted. */
+  waitForAborted(count: number): Promise<void>;
+  /** Lets every held request answer. */
+  release(): void;
 }
 
 /** Creates the fake core. */
@@ -144,9 +150,26 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
     batch_stats: [],
     memory_usage: [],
   });
+  const held: (() => void)[] = [];
+  const waiters: { done: () => boolean; resolve: () => void }[] = [];
+  const notify = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (waiters[i]!.done()) waiters.splice(i, 1)[0]!.resolve();
+    }
+  };
+  const waitFor = (done: () => boolean) =>
+    new Promise<void>((resolve) => {
+      if (done()) resolve();
+      else waiters.push({ done, resolve });
+    });
   const core: FakeCore = {
     received: [],
     aborted: 0,
+    waitForHeld: (count) => waitFor(() => held.length >= count),
+    waitForAborted: (count) => waitFor(() => core.aborted >= count),
+    release() {
+      for (const resolve of held.splice(0)) resolve();
+    },
     serverMetadata: () => ({ name: "tbench-server", version: "0.1.0", extensions: ["binary_tensor_data"] }),
     isLive: () => true,
     isReady: () => true,
@@ -212,14 +235,15 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
           );
         }
       }
-      if (options.inferDelayMs !== undefined) {
+      if (options.holdInfer === true) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, options.inferDelayMs);
+          held.push(resolve);
           request.signal?.addEventListener("abort", () => {
-            clearTimeout(timer);
             core.aborted++;
             resolve();
+            notify();
           });
+          notify();
         });
         if (request.signal?.aborted) throw new ServerError("CANCELLED", "request cancelled");
       }

@@ -17,7 +17,7 @@ function range(n: number, f: (i: number) => number): number[] {
   return Array.from({ length: n }, (_, i) => f(i));
 }
 
-describe("HTTP front end (fake core)", () => {
+describe("HTTP front end (fake core)", { timeout: 60_000 }, () => {
   let core: FakeCore;
   let server: HttpFrontEnd;
   let url: string;
@@ -459,7 +459,7 @@ describe("HTTP front end (fake core)", () => {
   });
 });
 
-describe("HTTP front end, broken HTTP", () => {
+describe("HTTP front end, broken HTTP", { timeout: 30_000 }, () => {
   test("a body cut short by the client, and malformed HTTP, leave the server serving", async () => {
     const core = createFakeCore();
     const server = await createHttpFrontEnd({
@@ -477,6 +477,10 @@ describe("HTTP front end, broken HTTP", () => {
           socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
           socket.on("close", () => resolve(answer));
           socket.on("error", reject);
+          socket.setTimeout(10_000, () => {
+            socket.destroy();
+            reject(new Error("no answer within 10 s"));
+          });
         });
       // Declares 100 bytes, sends 10, then closes its side: the parser reports the early end, answered 400.
       const truncated = await exchange(
@@ -497,9 +501,9 @@ describe("HTTP front end, broken HTTP", () => {
   });
 });
 
-describe("HTTP front end lifetime", () => {
+describe("HTTP front end lifetime", { timeout: 30_000 }, () => {
   test("a client that disconnects aborts the core request; close() waits for in-flight requests", async () => {
-    const core = createFakeCore({ inferDelayMs: 300 });
+    const core = createFakeCore({ holdInfer: true });
     const server = await createHttpFrontEnd({
       core,
       port: 0,
@@ -507,27 +511,33 @@ describe("HTTP front end lifetime", () => {
       maxInputSize: MAX_INPUT,
       logger: silentLogger,
     });
-    const body = JSON.stringify({
-      inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 1], data: [1] }],
-    });
-    const controller = new AbortController();
-    const gone = fetch(`${server.url}/v2/models/identity_int32/infer`, {
-      method: "POST",
-      body,
-      signal: controller.signal,
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    controller.abort();
-    await assert.rejects(gone);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(core.aborted, 1);
-    const inFlight = rawRequest(server.url, "/v2/models/identity_int32/infer", { method: "POST", body });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const closing = server.close();
-    const answered = await inFlight;
-    assert.equal(answered.status, 200);
-    await closing;
-    await server.close();
-    await assert.rejects(rawRequest(server.url, "/v2/health/live"));
+    try {
+      const body = JSON.stringify({
+        inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 1], data: [1] }],
+      });
+      const controller = new AbortController();
+      const gone = fetch(`${server.url}/v2/models/identity_int32/infer`, {
+        method: "POST",
+        body,
+        signal: controller.signal,
+      });
+      await core.waitForHeld(1);
+      controller.abort();
+      await assert.rejects(gone);
+      await core.waitForAborted(1);
+      assert.equal(core.aborted, 1);
+      const inFlight = rawRequest(server.url, "/v2/models/identity_int32/infer", { method: "POST", body });
+      await core.waitForHeld(2);
+      const closing = server.close();
+      core.release();
+      const answered = await inFlight;
+      assert.equal(answered.status, 200);
+      await closing;
+      await server.close();
+      await assert.rejects(rawRequest(server.url, "/v2/health/live"));
+    } finally {
+      core.release();
+      await server.close();
+    }
   });
 });

@@ -55,8 +55,9 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       logger.error(`HTTP ${req.method} ${req.url}: ${message}`);
     else logger.verbose(`HTTP ${req.method} ${req.url}: ${status} ${message}`);
     if (!req.complete) {
-      // The body was refused before it was read: answer, discard what still arrives, then close.
-      res.setHeader("Connection", "close");
+      // The body was refused before it was read whole: answer now and discard what still arrives (node:http
+      // drains it for keep-alive); a client still sending after the grace period loses the connection.
+      // Closing at once instead would reset the socket under a client still writing, losing the answer.
       req.resume();
       const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
       timer.unref();

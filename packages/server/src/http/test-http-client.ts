@@ -35,6 +35,10 @@ export function rawRequest(
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
         );
         res.on("error", reject);
+        // A connection lost mid-answer must fail the call, never leave it pending.
+        res.on("close", () => {
+          if (!res.complete) reject(new Error("connection closed before the whole answer arrived"));
+        });
       },
     );
     req.on("error", reject);
