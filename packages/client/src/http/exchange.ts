@@ -157,9 +157,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
       this.#start = (8 - ((buffer.byteOffset + jsonLength) % 8)) % 8;
       this.#pos = this.#start;
       this.#buffer = buffer;
-    } else {
-      this.#chunks = [];
     }
+    // Otherwise (no length, an empty body, or an encoded one) onData collects chunks as they come.
     return true;
   }
 
