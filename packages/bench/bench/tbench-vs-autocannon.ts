@@ -147,7 +147,7 @@ try {
       node: process.version,
       loadAverage1mBefore: loadBefore,
     },
-    note: "CPU shared with other developers during the run; server in a child process, each load generator single-threaded",
+    note: "one run on a shared machine (see the load average); server in a child process, each load generator single-threaded",
     connections: CONNECTIONS,
     durationS: DURATION_S,
     warmupS: WARMUP_S,

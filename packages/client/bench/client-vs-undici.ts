@@ -156,7 +156,7 @@ async function main(): Promise<void> {
         node: process.version,
         loadAverageBefore: loadBefore,
       },
-      note: "CPU shared with other developers during the run; server in a child process; one keep-alive connection.",
+      note: "one run on a shared machine (see the load average); server in a child process; one keep-alive connection.",
       largeRoundTrip: {
         tensorBytes: LARGE_ELEMENTS * 4,
         requestsEach: LARGE_ROUNDS * LARGE_PER_ROUND,

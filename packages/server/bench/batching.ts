@@ -246,7 +246,7 @@ async function main(): Promise<void> {
     node: process.version,
     loadAverageBefore: loadBefore,
     loadAverageAfter: loadAfter,
-    note: "CPU shared with other developers' builds and tests during the run; figures are noisy.",
+    note: "one run on a shared machine: the load averages tell what else was running; ratios are what to compare.",
   };
   const result = {
     benchmark: "dynamic batching on (heavy) vs off (heavy_nobatch), tbench closed loop, one run",
@@ -261,8 +261,8 @@ async function main(): Promise<void> {
     "# Dynamic batching: heavy (on) vs heavy_nobatch (off)",
     "",
     `${environment.date}, ${environment.cpus} CPUs (${environment.cpuModel}), Node ${environment.node}. ` +
-      `Load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after: the CPU was shared with other ` +
-      "developers' builds and tests during the run, so the figures are noisy. Server in-process (HTTP on the main " +
+      `Load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (anything above ~1 means other ` +
+      "work shared the CPU and the figures are noisier). Server in-process (HTTP on the main " +
       `thread, one model instance in a worker thread, one intra-op thread); load from tbench in a child process, ` +
       `closed loop, ${WINDOW_MS / 1000} s windows (up to 3), binary tensors, batch 1 per request.`,
     "",
