@@ -105,8 +105,8 @@ describe("bundled model signatures", () => {
     const { dynamic_batching: batching, ...rest } = heavy;
     assert.ok(!("dynamic_batching" in nobatch), "heavy_nobatch has no dynamic_batching");
     assert.deepEqual(nobatch, { ...rest, name: "heavy_nobatch" });
-    assert.deepEqual(batching?.preferred_batch_size, [8, 16, 32]);
-    assert.ok((batching?.preferred_batch_size ?? []).every((size) => size <= (heavy.max_batch_size ?? 0)));
+    // No preferred sizes: the batcher takes whatever is queued, up to max_batch_size, within the delay.
+    assert.deepEqual(batching, { max_queue_delay_microseconds: "1000" });
     assert.deepEqual(heavy.instance_group, [{ count: 1, kind: "KIND_CPU" }]);
     // The key Triton's onnxruntime backend reads (TryParseModelStringParameter "intra_op_thread_count").
     assert.deepEqual(heavy.parameters, { intra_op_thread_count: { string_value: "1" } });

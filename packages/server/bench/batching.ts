@@ -111,9 +111,9 @@ function batchDelta(before: ModelStatistics, after: ModelStatistics): Record<str
 /** How many interleaved rounds the in-process limit takes, and timed runs per batch size per round. */
 const LIMIT_ROUNDS = 5;
 const LIMIT_RUNS_PER_ROUND = 8;
-/** Percentile of the in-process run times taken as a batch size's cost: low, because on a shared CPU the
- * slow runs are other processes' time, not the model's. */
-const LIMIT_PERCENTILE = 0.2;
+/** Percentile of the in-process run times taken as a batch size's cost: the median, what a run typically
+ * costs here (a low percentile would credit the limit with only its luckiest runs). */
+const LIMIT_PERCENTILE = 0.5;
 
 /**
  * In-process run time per batch size, ms: every size is timed in each of several interleaved rounds (so a
