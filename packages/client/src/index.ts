@@ -1,3 +1,13 @@
+export {
+  bfloat16BitsToFloat32,
+  bfloat16BitsToFloat32Array,
+  float16BitsToFloat32,
+  float16BitsToFloat32Array,
+  float32ArrayToBfloat16Bits,
+  float32ArrayToFloat16Bits,
+  float32ToBfloat16Bits,
+  float32ToFloat16Bits,
+} from "@tbench/proto";
 export type { ServerErrorDetails } from "./error-mapping.js";
 export { errorFromGrpcStatus, errorFromHttpStatus } from "./error-mapping.js";
 export type { ErrorCode, InferenceErrorOptions } from "./errors.js";
@@ -18,16 +28,6 @@ export {
   UnknownError,
   UnsupportedError,
 } from "./errors.js";
-export {
-  bfloat16BitsToFloat32,
-  bfloat16BitsToFloat32Array,
-  float16BitsToFloat32,
-  float16BitsToFloat32Array,
-  float32ArrayToBfloat16Bits,
-  float32ArrayToFloat16Bits,
-  float32ToBfloat16Bits,
-  float32ToFloat16Bits,
-} from "./float16.js";
 export { createHttpClient } from "./http/http-client.js";
 export type {
   AuthHook,

@@ -4,13 +4,14 @@
  * its element size (TypedArrays require alignment). Views are made on first use and cached.
  */
 import {
+  bfloat16BitsToFloat32,
   type Datatype,
   datatypeInfo,
   type FixedSizeDatatype,
+  float16BitsToFloat32,
   type TypedArrayByDatatype,
 } from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "./errors.js";
-import { bfloat16BitsToFloat32, float16BitsToFloat32 } from "./float16.js";
 import type { ParameterValue } from "./tensor-types.js";
 
 /** A TypedArray of some fixed-size datatype. */

@@ -18,6 +18,16 @@ export {
   datatypeInfo,
   isDatatype,
 } from "./datatypes.js";
+export {
+  bfloat16BitsToFloat32,
+  bfloat16BitsToFloat32Array,
+  float16BitsToFloat32,
+  float16BitsToFloat32Array,
+  float32ArrayToBfloat16Bits,
+  float32ArrayToFloat16Bits,
+  float32ToBfloat16Bits,
+  float32ToFloat16Bits,
+} from "./float16.js";
 export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
 export type {
   BatchInput,

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ModelConfig } from "@tbench/proto";
+import { float16BitsToFloat32Array, float32ArrayToFloat16Bits } from "@tbench/proto";
 import { type RunningServer, silentLogger, startServer } from "@tbench/server";
 import {
   AbortedError,
@@ -17,7 +18,6 @@ import {
   UnavailableError,
   UnsupportedError,
 } from "../errors.js";
-import { float16BitsToFloat32Array, float32ArrayToFloat16Bits } from "../float16.js";
 import type { InferenceClient } from "../inference-client.js";
 import { createHttpClient } from "./http-client.js";
 

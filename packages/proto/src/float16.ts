@@ -1,6 +1,6 @@
 /**
- * FP16 (IEEE 754 binary16) and BF16 (bfloat16) conversions. FP16 and BF16 tensors travel as raw 16-bit
- * patterns in a Uint16Array (JavaScript has no 16-bit float type in Node 20); these helpers convert those
+ * FP16 (IEEE 754 binary16) and BF16 (bfloat16) conversions, shared by the client and the server. FP16 and
+ * BF16 tensors travel as raw 16-bit patterns in a Uint16Array (JavaScript has no 16-bit float type in Node 20); these helpers convert those
  * bits to and from numbers, rounding to nearest, ties to even, as hardware does.
  */
 
