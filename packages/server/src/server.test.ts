@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
 import { silentLogger } from "./core/logger.js";
+import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
 import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "./http/test-http-client.js";
 import { parsePrometheusText } from "./metrics/prometheus-text.js";
 import { type RunningServer, startServer } from "./server.js";
@@ -491,4 +492,42 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       );
     }
   });
+});
+
+describe("repository load and unload outside explicit mode", () => {
+  let repo: FixtureRepository;
+  before(() => {
+    const config = bundledConfig("simple") + "\ninstance_group [ { count: 1, kind: KIND_CPU } ]\n";
+    repo = createFixtureRepository({ simple: { config } });
+  });
+  after(() => repo?.remove());
+
+  for (const mode of ["none", "poll"] as const) {
+    test(`${mode}: load and unload answer 503 with Triton's message, and the model keeps serving`, async () => {
+      const server = await startServer({
+        modelRepository: repo.dir,
+        httpPort: 0,
+        metricsPort: false,
+        modelControlMode: mode,
+        logger: silentLogger,
+      });
+      try {
+        for (const action of ["load", "unload"]) {
+          const res = await rawRequest(server.httpUrl, `/v2/repository/models/simple/${action}`, {
+            method: "POST",
+            body: "",
+          });
+          assert.equal(res.status, 503, action);
+          assert.equal(errorOf(res), "explicit model load / unload is not allowed if polling is enabled");
+        }
+        await assert.rejects(server.core.loadModel("absent"), {
+          status: "UNAVAILABLE",
+          message: "explicit model load / unload is not allowed if polling is enabled",
+        });
+        assert.equal(server.core.isModelReady("simple"), true);
+      } finally {
+        await server.close();
+      }
+    });
+  }
 });

@@ -28,7 +28,10 @@ import type {
   RepositoryIndexEntry,
 } from "./types.js";
 
-/** How models are loaded (Triton's --model-control-mode). Poll is served like none for now. */
+/**
+ * How models are loaded (Triton's --model-control-mode). Poll is served like none for now. Only explicit
+ * mode accepts loadModel and unloadModel, as in Triton.
+ */
 export type ModelControlMode = "none" | "poll" | "explicit";
 
 /** Options of createInferenceCore. */
@@ -71,6 +74,9 @@ const EXTENSIONS = [
   "statistics",
   "binary_tensor_data",
 ];
+
+/** Triton's refusal of repository load/unload outside explicit mode (its message says "polling" for none too). */
+const MODEL_CONTROL_DISABLED = "explicit model load / unload is not allowed if polling is enabled";
 
 function notFound(message: string): ServerError {
   return new ServerError("NOT_FOUND", `Request for unknown model: ${message}`);
@@ -246,6 +252,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       return rows;
     },
     async loadModel(model, loadOptions) {
+      if (mode !== "explicit") throw new ServerError("UNAVAILABLE", MODEL_CONTROL_DISABLED);
       if (closed) throw new ServerError("UNAVAILABLE", "Server is stopping");
       if (loadOptions?.files && Object.keys(loadOptions.files).length > 0) {
         throw new ServerError(
@@ -267,6 +274,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       }
     },
     async unloadModel(model) {
+      if (mode !== "explicit") throw new ServerError("UNAVAILABLE", MODEL_CONTROL_DISABLED);
       const entry = models.get(model);
       if (!entry || ![...entry.versions.values()].some((v) => v.state === "READY")) {
         throw new ServerError("INVALID_ARG", `Model to be unloaded has not been served: '${model}'`);

@@ -2,7 +2,8 @@
  * How errors leave the HTTP front end: a `{"error": "..."}` body with the status Triton's HTTP server
  * would send. Triton answers every failure of a non-infer endpoint with 400 (its RETURN_AND_RESPOND_IF_ERR),
  * and maps core errors of the infer endpoint through HttpCodeFromError, where unknown models and versions are
- * caught by a transaction-policy lookup before the request reaches the core and so also answer 400.
+ * caught by a transaction-policy lookup before the request reaches the core and so also answer 400. The
+ * repository load and unload endpoints answer with HttpCodeFromError's status (Triton 24.01 and later).
  */
 import { ServerError, type ServerErrorStatus } from "../core/server-error.js";
 
@@ -33,6 +34,15 @@ const INFER_STATUS: Readonly<Record<ServerErrorStatus, number>> = {
   ALREADY_EXISTS: 400,
   CANCELLED: 400,
 };
+
+/** Triton's HttpCodeFromError: the status of a core error where no lookup answers first. */
+const TRITON_STATUS: Readonly<Record<ServerErrorStatus, number>> = { ...INFER_STATUS, NOT_FOUND: 404 };
+
+/** `error` as the repository endpoints answer it: a core error keeps its message with Triton's status. */
+export function repositoryError(error: unknown): unknown {
+  if (!(error instanceof ServerError)) return error;
+  return new HttpError(TRITON_STATUS[error.status], error.message, { cause: error });
+}
 
 /** The status and message to send for any error thrown while serving `endpoint`. */
 export function describeError(
