@@ -24,6 +24,7 @@ import {
   normalizeModelConfig,
 } from "../repository/config-normalize.js";
 import {
+  unsupportedFeature,
   validateIoConfig,
   validateModelIdentity,
   validateSchedulingConfig,
@@ -72,7 +73,10 @@ export interface LoaderContext {
   readonly crashParameter?: string | undefined;
 }
 
-function fail(message: string, status: "INVALID_ARG" | "INTERNAL" | "UNAVAILABLE" = "INVALID_ARG"): never {
+function fail(
+  message: string,
+  status: "INVALID_ARG" | "INTERNAL" | "UNAVAILABLE" | "UNSUPPORTED" = "INVALID_ARG",
+): never {
   throw new ServerError(status, message);
 }
 
@@ -234,6 +238,8 @@ export async function loadModelFromRepository(
     );
     const problem = validateModelIdentity(config, name);
     if (problem) fail(problem);
+    const unsupported = unsupportedFeature(config);
+    if (unsupported) fail(unsupported, "UNSUPPORTED");
     versions = selectVersions(name, config.version_policy, available, logger);
     if (versions.length === 0) {
       fail(`at least one version must be available under the version policy of model '${name}'`);

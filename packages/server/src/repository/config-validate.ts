@@ -50,6 +50,18 @@ export function validateModelIdentity(config: ModelConfig, directoryName: string
   return undefined;
 }
 
+/**
+ * Features Triton serves that tbench-server does not: a config that asks for one fails to load (UNSUPPORTED)
+ * rather than serving requests without the semantics it asked for.
+ */
+export function unsupportedFeature(config: ModelConfig): string | undefined {
+  const name = config.name ?? "";
+  if (config.sequence_batching) {
+    return `model '${name}' sets sequence_batching, and sequence batching is not supported by tbench-server`;
+  }
+  return undefined;
+}
+
 function validateQueuePolicies(config: ModelConfig, name: string): string | undefined {
   const db = config.dynamic_batching ?? {};
   const levels = int64Value(db.priority_levels, "dynamic_batching.priority_levels");

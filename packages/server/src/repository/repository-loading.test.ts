@@ -73,6 +73,13 @@ describe("repository loading", () => {
         config: simpleConfig("no_batching", (t) => t.replace("max_batch_size: 8", "max_batch_size: 0")),
       },
       python: { from: "simple", config: 'name: "python"\nbackend: "python"\n' },
+      sequence: {
+        from: "simple",
+        config: simpleConfig(
+          "sequence",
+          (t) => `${t}\nsequence_batching { max_sequence_idle_microseconds: 5000000 }\n`,
+        ),
+      },
       broken_text: { from: "simple", config: 'name: "broken_text"\nmax_batch_size: [\n' },
       no_versions: { from: "simple", config: simpleConfig("no_versions"), versions: [] },
       autocompleted: { from: "simple" },
@@ -167,6 +174,17 @@ describe("repository loading", () => {
       "Invalid argument: at least one version must be available under the version policy of model 'no_versions'",
     );
     assert.deepEqual(await states("misnamed"), [[undefined, "UNAVAILABLE"]]);
+  });
+
+  it("refuses sequence_batching (no sequence semantics here) and keeps every other model serving", async () => {
+    assert.deepEqual(await states("sequence"), [[undefined, "UNAVAILABLE"]]);
+    assert.equal(
+      await reason("sequence"),
+      "Unsupported: model 'sequence' sets sequence_batching, and sequence batching is not supported by tbench-server",
+    );
+    assert.equal(core.isModelReady("sequence"), false);
+    assert.ok(logger.lines.some((l) => l.startsWith("E failed to load 'sequence': Unsupported: ")));
+    assert.equal(core.isModelReady("latest1"), true);
   });
 
   it("checks the config against the ONNX model with Triton's messages", async () => {
