@@ -59,6 +59,15 @@ export function unsupportedFeature(config: ModelConfig): string | undefined {
   if (config.sequence_batching) {
     return `model '${name}' sets sequence_batching, and sequence batching is not supported by tbench-server`;
   }
+  // Triton's ragged batching feeds a [-1] model input with every request's elements concatenated (the
+  // onnxruntime backend supports it); the batch assembly here would use the first request's shape instead.
+  const ragged = (config.input ?? []).find((io) => io.allow_ragged_batch === true);
+  if (ragged) {
+    return (
+      `input '${ragged.name ?? ""}' of model '${name}' sets allow_ragged_batch, and ragged batching is not ` +
+      "supported by tbench-server"
+    );
+  }
   return undefined;
 }
 

@@ -73,6 +73,12 @@ describe("repository loading", () => {
         config: simpleConfig("no_batching", (t) => t.replace("max_batch_size: 8", "max_batch_size: 0")),
       },
       python: { from: "simple", config: 'name: "python"\nbackend: "python"\n' },
+      ragged: {
+        from: "simple",
+        config: simpleConfig("ragged", (t) =>
+          t.replace("dims: [ 16 ]", "dims: [ 16 ]\n    allow_ragged_batch: true"),
+        ),
+      },
       sequence: {
         from: "simple",
         config: simpleConfig(
@@ -185,6 +191,16 @@ describe("repository loading", () => {
     assert.equal(core.isModelReady("sequence"), false);
     assert.ok(logger.lines.some((l) => l.startsWith("E failed to load 'sequence': Unsupported: ")));
     assert.equal(core.isModelReady("latest1"), true);
+  });
+
+  it("refuses allow_ragged_batch (batches would be built from the first request's shape)", async () => {
+    assert.deepEqual(await states("ragged"), [[undefined, "UNAVAILABLE"]]);
+    assert.equal(
+      await reason("ragged"),
+      "Unsupported: input 'INPUT0' of model 'ragged' sets allow_ragged_batch, and ragged batching is not " +
+        "supported by tbench-server",
+    );
+    assert.equal(core.isModelReady("ragged"), false);
   });
 
   it("checks the config against the ONNX model with Triton's messages", async () => {

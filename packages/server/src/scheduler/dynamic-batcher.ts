@@ -22,7 +22,7 @@ export interface BatcherSettings {
 
 /** A queue entry with the shapes the batch must agree on. */
 export interface BatchableEntry extends QueueEntry {
-  /** Shapes of the inputs that must be equal within a batch (variable-size, not ragged), as one key. */
+  /** Shapes of the inputs that must be equal within a batch (the variable-size ones), as one key. */
   readonly shapeKey: string;
 }
 

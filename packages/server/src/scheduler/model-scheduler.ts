@@ -58,11 +58,14 @@ export function batcherSettings(spec: ModelSpec): BatcherSettings {
   };
 }
 
-/** The key of the input shapes that must agree within a batch (variable-size inputs, not ragged). */
+/**
+ * The key of the input shapes that must agree within a batch (every variable-size input: a config with
+ * allow_ragged_batch does not load, so no input is exempt).
+ */
 function shapeKey(spec: ModelSpec, request: ValidatedRequest): string {
   let key = "";
   for (const input of request.inputs) {
-    if (input.spec.allowRaggedBatch || !input.spec.dims.includes(-1)) continue;
+    if (!input.spec.dims.includes(-1)) continue;
     const shape = spec.maxBatchSize > 0 ? input.tensor.shape.slice(1) : input.tensor.shape;
     key += `${input.spec.name}:${shape.join("x")};`;
   }
