@@ -215,7 +215,6 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
         throw new ServerError("UNAVAILABLE", "Server is stopping, no new inference requests are accepted");
       const startNs = clock.nowNs();
       const entry = resolveVersion(request.model, request.version);
-      entry.stats.requestStarted();
       let validated: ReturnType<typeof validateRequest>;
       try {
         validated = validateRequest(entry.spec!, request);

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { mlpForward } from "../../../../examples/model-builder/mlp-reference.js";
+import { createFakeClock } from "./clock.js";
 import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
 import {
   bundledConfig,
@@ -196,5 +197,54 @@ describe("worker death", () => {
     const [metrics] = core.metricsSnapshot();
     assert.equal(metrics?.failuresByReason["BACKEND"], 1);
     assert.equal(metrics?.pendingRequests, 0);
+  });
+});
+
+describe("pending requests (nv_inference_pending_request_count)", () => {
+  let repo: FixtureRepository;
+  let core: InferenceCoreHandle;
+  const clock = createFakeClock();
+
+  before(async () => {
+    const config =
+      bundledConfig("simple") +
+      "\ninstance_group [ { count: 1, kind: KIND_CPU } ]\ndynamic_batching { max_queue_delay_microseconds: 1000 }\n";
+    repo = createFixtureRepository({ simple: { config } });
+    core = await createInferenceCore({ modelRepository: repo.dir, logger: createRecordingLogger(), clock });
+  });
+  after(async () => {
+    await core?.close();
+    repo?.remove();
+  });
+
+  // Only microtasks: the batcher's passes run, a worker's answer (a message event) cannot arrive.
+  const microtasks = async () => {
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+  };
+
+  it("counts requests queued and not yet handed to an instance, not the ones running", async () => {
+    const pending = () => core.metricsSnapshot()[0]!.pendingRequests;
+    const input = (name: string) => ({
+      name,
+      datatype: "INT32" as const,
+      shape: [1, 16],
+      data: new Int32Array(16).fill(2),
+    });
+    let answered = 0;
+    const answers = [1, 2].map(() =>
+      core.infer({ model: "simple", inputs: [input("INPUT0"), input("INPUT1")] }).then((r) => {
+        answered++;
+        return r;
+      }),
+    );
+    await microtasks();
+    assert.equal(pending(), 2, "both wait for max_queue_delay on the fake clock");
+    clock.advanceUs(1000);
+    await microtasks();
+    assert.equal(answered, 0);
+    assert.equal(pending(), 0, "the batch is running on the instance: nothing is queued");
+    await Promise.all(answers);
+    assert.equal(pending(), 0);
+    assert.equal(core.modelStatistics("simple")[0]!.execution_count, 1);
   });
 });

@@ -143,7 +143,7 @@ export interface InferenceCore {
 export interface ModelMetricsSnapshot {
   readonly model: string;
   readonly version: string;
-  /** Requests received and not yet answered (nv_inference_pending_request_count). */
+  /** Requests queued and not yet handed to an instance (nv_inference_pending_request_count). */
   readonly pendingRequests: number;
   /** Failed requests by Triton's reason label: REJECTED, CANCELED, BACKEND, OTHER. */
   readonly failuresByReason: Readonly<Record<string, number>>;

@@ -416,6 +416,39 @@ describe("dynamic batcher on a fake clock", () => {
     assert.equal(h.stats.metrics().failuresByReason["BACKEND"], 2);
   });
 
+  it("counts pending requests as those queued: not running ones, not refused or timed-out ones", async () => {
+    const h = harness(
+      spec({
+        batching: {
+          maxQueueDelayUs: 100,
+          defaultQueuePolicy: policy({ defaultTimeoutUs: 10_000, allowTimeoutOverride: true }),
+        },
+      }),
+    );
+    const pending = () => h.stats.metrics().pendingRequests;
+    const held = [h.submit(1), h.submit(2)];
+    await at(h, 0);
+    assert.equal(pending(), 2);
+    await at(h, 100);
+    assert.equal(h.runs.length, 1);
+    assert.equal(pending(), 0, "a batch held by the instance is not pending");
+    const late = h.submit(3, { timeoutUs: 50 });
+    h.submit(4);
+    await at(h, 110);
+    assert.equal(pending(), 2);
+    const drained = h.drain();
+    await assert.rejects(h.submit(5), { status: "UNAVAILABLE", message: /Server is stopping/ });
+    assert.equal(pending(), 2, "a request refused while stopping never counts");
+    h.runs[0]!.finish();
+    await Promise.all(held);
+    await at(h, 300);
+    await assert.rejects(late, { message: "Request timeout expired" });
+    assert.deepEqual(h.runs[1]?.requests, [4]);
+    h.runs[1]!.finish();
+    await drained;
+    assert.equal(pending(), 0);
+  });
+
   it("records statistics with Triton's meaning: inference_count adds rows, execution_count adds runs", async () => {
     const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }));
     const done = [h.submit(1, { rows: 2 }), h.submit(2, { rows: 3 })];

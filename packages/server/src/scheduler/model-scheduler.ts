@@ -81,6 +81,8 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
     db?.defaultQueuePolicy ?? queuePolicySpec(undefined),
     db?.priorityQueuePolicy,
   );
+  // Pending = queued: a request stops counting once its batch goes to an instance (or it leaves the queue).
+  stats.setPendingCounter(() => queue.size());
   const preserveOrdering = db?.preserveOrdering === true;
   let timer: TimerHandle | undefined;
   let passScheduled = false;

@@ -2,7 +2,8 @@
  * Statistics of one model version with Triton's meaning (statistics extension, infer_stats.cc):
  * per request `success`/`fail` (count 1, ns: request duration), `queue` and the `compute_*` durations of
  * the batch it ran in; per execution `execution_count` + 1, `inference_count` + batch size and one
- * `batch_stats` entry per batch size. Also the counters metrics need (pending requests, failures by reason).
+ * `batch_stats` entry per batch size. Also what metrics need: failures by reason, and pending requests (Triton's
+ * nv_inference_pending_request_count: received and not yet handed to an instance), counted by the scheduler.
  */
 import type { ModelMetricsSnapshot, ModelStatistics, StatisticDuration } from "../core/types.js";
 
@@ -29,8 +30,8 @@ interface BatchEntry {
 
 /** Collects the statistics of one model version. */
 export interface ModelStatsCollector {
-  /** A request was accepted for this version (pending until it succeeds or fails). */
-  requestStarted(): void;
+  /** Where the pending request count comes from: the scheduler's queue (default: none, 0). */
+  setPendingCounter(count: () => number): void;
   /** A request finished successfully. */
   requestSucceeded(durationNs: number, queueNs: number, times: ExecutionTimes, epochMs: number): void;
   /** A request failed after `durationNs`, for Triton's failure `reason`. */
@@ -55,7 +56,7 @@ export function createModelStats(model: string, version: string): ModelStatsColl
   let lastInference = 0;
   let inferenceCount = 0;
   let executionCount = 0;
-  let pending = 0;
+  let pending = () => 0;
   let loadDurationSecs = 0;
   const stats = {
     success: zero(),
@@ -68,11 +69,10 @@ export function createModelStats(model: string, version: string): ModelStatsColl
   const failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   const batches = new Map<number, BatchEntry>();
   return {
-    requestStarted() {
-      pending++;
+    setPendingCounter(count) {
+      pending = count;
     },
     requestSucceeded(durationNs, queueNs, times, epochMs) {
-      pending = Math.max(0, pending - 1);
       add(stats.success, durationNs);
       add(stats.queue, queueNs);
       add(stats.compute_input, times.computeInputNs);
@@ -81,7 +81,6 @@ export function createModelStats(model: string, version: string): ModelStatsColl
       lastInference = Math.max(lastInference, epochMs);
     },
     requestFailed(durationNs, reason, epochMs) {
-      pending = Math.max(0, pending - 1);
       add(stats.fail, durationNs);
       failures[reason]++;
       lastInference = Math.max(lastInference, epochMs);
@@ -133,7 +132,7 @@ export function createModelStats(model: string, version: string): ModelStatsColl
       return {
         model,
         version,
-        pendingRequests: pending,
+        pendingRequests: pending(),
         failuresByReason: { ...failures },
         loadDurationSecs,
       };
