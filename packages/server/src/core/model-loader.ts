@@ -185,6 +185,14 @@ async function loadVersion(
         inits,
         logger: ctx.logger,
         onIdle: () => scheduler?.instanceIdle(),
+        onUnavailable: (reason) => {
+          // Every instance died: the version goes UNAVAILABLE and nothing queued for it may wait forever.
+          const error = new ServerError("INTERNAL", reason);
+          entry.state = "UNAVAILABLE";
+          entry.reason = statusText(error);
+          ctx.logger.error(`model '${name}' version ${entry.version} is UNAVAILABLE: ${entry.reason}`);
+          scheduler?.abandon(error);
+        },
       },
       first,
     );

@@ -248,3 +248,76 @@ describe("pending requests (nv_inference_pending_request_count)", () => {
     assert.equal(core.modelStatistics("simple")[0]!.execution_count, 1);
   });
 });
+
+describe("every instance of a version dead", () => {
+  let repo: FixtureRepository;
+  let core: InferenceCoreHandle;
+  const logger = createRecordingLogger();
+
+  before(async () => {
+    const one = "\ninstance_group [ { count: 1, kind: KIND_CPU } ]\n";
+    repo = createFixtureRepository({
+      simple: { config: bundledConfig("simple") + one },
+      other: {
+        from: "simple",
+        config: bundledConfig("simple").replace('name: "simple"', 'name: "other"') + one,
+      },
+    });
+    core = await createInferenceCore({
+      modelRepository: repo.dir,
+      logger,
+      crashWorkerParameter: "test_crash",
+    });
+  });
+  after(async () => {
+    await core?.close();
+    repo?.remove();
+  });
+
+  const request = (model: string, crash: boolean, version?: string) => ({
+    model,
+    ...(version !== undefined ? { version } : {}),
+    inputs: [
+      { name: "INPUT0", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(3) },
+      { name: "INPUT1", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+    ],
+    ...(crash ? { parameters: { test_crash: true } } : {}),
+  });
+
+  // The timeout only guards against a hang (the defect this test covers); it never decides a pass.
+  it("fails queued and later requests, and marks the version UNAVAILABLE with the reason", {
+    timeout: 120_000,
+  }, async () => {
+    // The first instance and its 5 replacements each die on a crash request; one more request waits behind.
+    const crashes = Array.from({ length: 6 }, () => core.infer(request("simple", true)));
+    const queued = core.infer(request("simple", false));
+    for (const crash of crashes) {
+      await assert.rejects(crash, { status: "INTERNAL", message: /died while running the request/ });
+    }
+    const reason =
+      "all instances of model 'simple' version 1 died and none is being replaced; the last: model instance " +
+      "'simple_0_0' died (worker exited with code 70) after 5 restarts";
+    await assert.rejects(queued, { name: "ServerError", status: "INTERNAL", message: reason });
+    const [row] = (await core.repositoryIndex()).filter((r) => r.name === "simple");
+    assert.deepEqual(row, {
+      name: "simple",
+      version: "1",
+      state: "UNAVAILABLE",
+      reason: `Internal: ${reason}`,
+    });
+    assert.equal(core.isModelReady("simple"), false);
+    assert.equal(core.isReady(), false);
+    assert.ok(logger.lines.includes(`E model 'simple' version 1 is UNAVAILABLE: Internal: ${reason}`));
+    // Later requests are answered as for any version that is not ready.
+    await assert.rejects(core.infer(request("simple", false)), {
+      status: "NOT_FOUND",
+      message: "Request for unknown model: 'simple' has no available versions",
+    });
+    await assert.rejects(core.infer(request("simple", false, "1")), {
+      status: "UNAVAILABLE",
+      message: "Request for unknown model: 'simple' version 1 is not at ready state",
+    });
+    const served = await core.infer(request("other", false));
+    assert.deepEqual(Array.from(served.outputs[0]!.data as Int32Array), new Array(16).fill(4));
+  });
+});

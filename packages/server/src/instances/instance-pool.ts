@@ -1,6 +1,7 @@
 /**
  * The instances of one model version: instance_group count x kind workers. Hands idle instances to the
- * scheduler, one batch each, and replaces an instance whose worker dies.
+ * scheduler, one batch each, and replaces an instance whose worker dies (up to MAX_RESTARTS times each). When
+ * no instance is left alive or being replaced, it tells its owner (onUnavailable), which fails the queue.
  */
 import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
@@ -35,6 +36,11 @@ export interface InstancePoolOptions {
   readonly logger: Logger;
   /** Called whenever an instance becomes idle (a batch finished or a replacement started). */
   readonly onIdle: () => void;
+  /**
+   * Called once when no instance is alive and none is being replaced (every one died past its restarts or
+   * failed to restart), with a reason naming the last death; no batch can run on this pool again.
+   */
+  readonly onUnavailable?: (reason: string) => void;
 }
 
 interface Slot {
@@ -42,6 +48,8 @@ interface Slot {
   instance: ModelInstance | undefined;
   busy: boolean;
   restarts: number;
+  /** A replacement worker is starting. */
+  replacing: boolean;
 }
 
 /** What every instance of a model version shares. */
@@ -86,8 +94,24 @@ export async function createInstancePool(
     instance: undefined,
     busy: false,
     restarts: 0,
+    replacing: false,
   }));
   let closed = false;
+  let unavailable = false;
+
+  const describeSlot = (slot: Slot) =>
+    `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version}`;
+
+  /** Reports the pool unavailable once nothing is alive or starting; `last` says how the last one ended. */
+  const checkUnavailable = (last: string) => {
+    if (closed || unavailable) return;
+    if (slots.some((slot) => slot.instance !== undefined || slot.replacing)) return;
+    unavailable = true;
+    options.onUnavailable?.(
+      `all instances of model '${options.modelName}' version ${options.version} died and none is being ` +
+        `replaced; the last: ${last}`,
+    );
+  };
 
   const logFallback = (slot: Slot, info: InstanceReadyInfo) => {
     if (info.cudaFallback !== undefined) {
@@ -117,20 +141,27 @@ export async function createInstancePool(
     if (closed) return;
     slot.restarts++;
     if (slot.restarts > MAX_RESTARTS) {
-      logger.error(
-        `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} died ` +
-          `(${reason}); not replaced after ${MAX_RESTARTS} restarts`,
+      logger.error(`${describeSlot(slot)} died (${reason}); not replaced after ${MAX_RESTARTS} restarts`);
+      checkUnavailable(
+        `model instance '${slot.init.instanceName}' died (${reason}) after ${MAX_RESTARTS} restarts`,
       );
       return;
     }
-    logger.warn(
-      `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} died ` +
-        `(${reason}); starting a replacement`,
-    );
+    logger.warn(`${describeSlot(slot)} died (${reason}); starting a replacement`);
+    slot.replacing = true;
     start(slot).then(
-      () => options.onIdle(),
-      (error: unknown) =>
-        logger.error(`failed to replace model instance '${slot.init.instanceName}': ${String(error)}`),
+      () => {
+        slot.replacing = false;
+        options.onIdle();
+      },
+      (error: unknown) => {
+        slot.replacing = false;
+        logger.error(`failed to replace model instance '${slot.init.instanceName}': ${String(error)}`);
+        checkUnavailable(
+          `model instance '${slot.init.instanceName}' died (${reason}) and its replacement failed to start: ` +
+            String(error),
+        );
+      },
     );
   };
 

@@ -88,6 +88,7 @@ interface Harness {
   settle(): Promise<void>;
   readonly stats: ReturnType<typeof createModelStats>;
   drain(): Promise<void>;
+  abandon(error: ServerError): void;
 }
 
 function harness(modelSpec: ModelSpec, instances = 1): Harness {
@@ -137,6 +138,7 @@ function harness(modelSpec: ModelSpec, instances = 1): Harness {
     stats,
     settle,
     drain: () => scheduler.drain(),
+    abandon: (error) => scheduler.abandon(error),
     submit(n, options = {}) {
       const rows = options.rows ?? 1;
       const width = options.width ?? 2;
@@ -447,6 +449,24 @@ describe("dynamic batcher on a fake clock", () => {
     h.runs[1]!.finish();
     await drained;
     assert.equal(pending(), 0);
+  });
+
+  it("abandon (every instance died) fails what is queued and what comes later; running batches finish", async () => {
+    const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }));
+    const running = h.submit(1);
+    await at(h, 0);
+    const queued = h.submit(2);
+    await at(h, 10);
+    const error = new ServerError("INTERNAL", "all instances of model 'm' version 1 died");
+    h.abandon(error);
+    await assert.rejects(queued, error);
+    await assert.rejects(h.submit(3), error);
+    h.runs[0]!.finish();
+    await running;
+    await h.drain();
+    assert.equal(h.runs.length, 1);
+    assert.equal(h.stats.metrics().failuresByReason["BACKEND"], 2);
+    assert.equal(h.stats.metrics().pendingRequests, 0);
   });
 
   it("records statistics with Triton's meaning: inference_count adds rows, execution_count adds runs", async () => {

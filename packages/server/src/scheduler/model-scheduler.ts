@@ -24,6 +24,11 @@ export interface ModelScheduler {
   instanceIdle(): void;
   /** Stops accepting requests and resolves once every accepted one is answered. */
   drain(): Promise<void>;
+  /**
+   * No instance can run a batch again (every one died): fails every queued request and every later one with
+   * `error`. Batches already running are answered as their instances answer them.
+   */
+  abandon(error: ServerError): void;
 }
 
 export interface ModelSchedulerOptions {
@@ -87,6 +92,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   let timer: TimerHandle | undefined;
   let passScheduled = false;
   let stopping = false;
+  let abandoned: ServerError | undefined;
   let inFlight = 0;
   let nextSeq = 0;
   let nextToDeliver = 0;
@@ -252,6 +258,10 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   return {
     submit(validated, startNs) {
       const request = validated.request;
+      if (abandoned) {
+        stats.requestFailed(clock.nowNs() - startNs, "BACKEND", clock.epochMs());
+        return Promise.reject(abandoned);
+      }
       if (stopping) {
         return Promise.reject(
           new ServerError(
@@ -289,6 +299,16 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
       });
     },
     instanceIdle: schedulePass,
+    abandon(error) {
+      if (abandoned) return;
+      abandoned = error;
+      timer?.cancel();
+      timer = undefined;
+      const queued = [...queue.ordered()];
+      queue.remove(new Set(queued));
+      for (const entry of queued) fail(entry, error, "BACKEND");
+      checkDrained();
+    },
     drain() {
       stopping = true;
       return new Promise<void>((resolve) => {
