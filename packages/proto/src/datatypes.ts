@@ -3,6 +3,7 @@
  * TypedArray that holds it, its onnxruntime-node tensor type, its ONNX TensorProto element type and its
  * size in bytes. Every package converts between these names through this table only.
  */
+import type { DataType } from "./gen/model-config-types.js";
 
 /** KServe v2 datatype names, as they appear in requests, responses and model metadata. */
 export const DATATYPES = [
@@ -77,23 +78,8 @@ export type OrtTensorType =
   | "float64"
   | "string";
 
-/** Triton model-config `DataType` enum names (model_config.proto). */
-export type ConfigDataType =
-  | "TYPE_INVALID"
-  | "TYPE_BOOL"
-  | "TYPE_UINT8"
-  | "TYPE_UINT16"
-  | "TYPE_UINT32"
-  | "TYPE_UINT64"
-  | "TYPE_INT8"
-  | "TYPE_INT16"
-  | "TYPE_INT32"
-  | "TYPE_INT64"
-  | "TYPE_FP16"
-  | "TYPE_FP32"
-  | "TYPE_FP64"
-  | "TYPE_STRING"
-  | "TYPE_BF16";
+/** Triton model-config `DataType` enum names (`TYPE_FP32` ...), as generated from model_config.proto. */
+export type ConfigDataType = DataType;
 
 /** One row of the datatype table. */
 export interface DatatypeInfo {
