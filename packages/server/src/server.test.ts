@@ -156,6 +156,47 @@ describe("tbench-server end to end (real core, examples/models)", () => {
     assert.equal((await rawRequest(url, "/v2/models/identity_int8/ready")).status, 200);
   });
 
+  test("a failed model lookup answers Triton's status for the core's code on every endpoint", async () => {
+    const full = range(16, () => 1);
+    const infer = (path: string) => post(path, { inputs: simpleInputs(full, full) });
+    const expect = async (res: Promise<RawResponse>, status: number, message: string, what: string) => {
+      const answer = await res;
+      assert.equal(answer.status, status, `${what}: ${answer.body.toString()}`);
+      assert.equal(errorOf(answer), message, what);
+    };
+    // A name the core never loaded (explicit mode): INVALID_ARG, 400.
+    const never = "Request for unknown model: 'mlp' is not found";
+    await expect(rawRequest(url, "/v2/models/mlp"), 400, never, "metadata, never loaded");
+    await expect(rawRequest(url, "/v2/models/mlp/config"), 400, never, "config, never loaded");
+    await expect(rawRequest(url, "/v2/models/mlp/stats"), 400, never, "stats, never loaded");
+    await expect(infer("/v2/models/mlp/infer"), 400, never, "infer, never loaded");
+    // A load of a name with no directory fails Triton's poll (INTERNAL, 500) and leaves the name unknown.
+    const absent = "failed to load 'absent', failed to poll from model repository";
+    await expect(post("/v2/repository/models/absent/load", ""), 500, absent, "load, absent");
+    const unknown = "Request for unknown model: 'absent' is not found";
+    await expect(rawRequest(url, "/v2/models/absent"), 400, unknown, "metadata, absent");
+    // A known model without the asked version: NOT_FOUND, 404.
+    const noVersion = "Request for unknown model: 'simple' version 7 is not found";
+    await expect(rawRequest(url, "/v2/models/simple/versions/7"), 404, noVersion, "metadata, version 7");
+    await expect(rawRequest(url, "/v2/models/simple/versions/7/config"), 404, noVersion, "config, version 7");
+    await expect(rawRequest(url, "/v2/models/simple/versions/7/stats"), 404, noVersion, "stats, version 7");
+    // An unloaded model: no available versions (NOT_FOUND, 404); its version not ready (UNAVAILABLE, 503).
+    assert.equal((await post("/v2/repository/models/simple/unload", "")).status, 200);
+    try {
+      const none = "Request for unknown model: 'simple' has no available versions";
+      await expect(rawRequest(url, "/v2/models/simple"), 404, none, "metadata, unloaded");
+      await expect(infer("/v2/models/simple/infer"), 404, none, "infer, unloaded");
+      const notReady = "Request for unknown model: 'simple' version 1 is not at ready state";
+      await expect(rawRequest(url, "/v2/models/simple/versions/1"), 503, notReady, "metadata, unloaded v1");
+      await expect(infer("/v2/models/simple/versions/1/infer"), 503, notReady, "infer, unloaded v1");
+      // Readiness keeps its bare 200/400 answer.
+      await expect(rawRequest(url, "/v2/models/simple/ready"), 400, "Model version not ready", "ready");
+    } finally {
+      assert.equal((await post("/v2/repository/models/simple/load", "")).status, 200);
+    }
+    assert.equal((await infer("/v2/models/simple/infer")).status, 200);
+  });
+
   test("simple: sum and difference in JSON and binary, batch of 3, id echoed", async () => {
     const a = range(48, (i) => i * 1000 - 7);
     const b = range(48, (i) => 2 ** 31 - 1 - i);
@@ -314,8 +355,8 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       [
         "unknown version",
         () => post("/v2/models/simple/versions/7/infer", { inputs: simpleInputs(full, full) }),
-        400,
-        /'simple'.*7|7.*'simple'/,
+        404,
+        "Request for unknown model: 'simple' version 7 is not found",
       ],
       [
         "missing input",

@@ -2,8 +2,8 @@
  * The server's core: the model repository, the loaded model versions with their instances and schedulers,
  * and the InferenceCore methods the front ends call.
  */
-import { readdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { readdir, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { ModelConfig } from "@tbench/proto";
 import { validateRequest } from "../scheduler/request-validation.js";
 import { type Clock, createSystemClock } from "./clock.js";
@@ -78,8 +78,13 @@ const EXTENSIONS = [
 /** Triton's refusal of repository load/unload outside explicit mode (its message says "polling" for none too). */
 const MODEL_CONTROL_DISABLED = "explicit model load / unload is not allowed if polling is enabled";
 
-function notFound(message: string): ServerError {
-  return new ServerError("NOT_FOUND", `Request for unknown model: ${message}`);
+/**
+ * A failed model lookup, with Triton's code and message: its core answers a name it never loaded with
+ * INVALID_ARG (FindModelIdentifier), a known model without the asked or any ready version with NOT_FOUND,
+ * and an asked version that is not ready with UNAVAILABLE (ModelLifeCycle::GetModel).
+ */
+function unknownModel(status: "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE", message: string): ServerError {
+  return new ServerError(status, `Request for unknown model: ${message}`);
 }
 
 /** True when the model loaded and every one of its versions is READY. */
@@ -137,15 +142,12 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
 
   const resolveVersion = (model: string, version?: string): VersionEntry => {
     const entry = models.get(model);
-    if (!entry || entry.versions.size === 0) throw notFound(`'${model}' is not found`);
+    if (!entry) throw unknownModel("INVALID_ARG", `'${model}' is not found`);
     if (version !== undefined && version !== "" && version !== "-1") {
       const found = entry.versions.get(version);
-      if (!found) throw notFound(`'${model}' version ${version} is not found`);
+      if (!found) throw unknownModel("NOT_FOUND", `'${model}' version ${version} is not found`);
       if (found.state !== "READY") {
-        throw new ServerError(
-          "UNAVAILABLE",
-          `Request for unknown model: '${model}' version ${version} is not at ready state`,
-        );
+        throw unknownModel("UNAVAILABLE", `'${model}' version ${version} is not at ready state`);
       }
       return found;
     }
@@ -154,7 +156,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
     for (const v of entry.versions.values()) {
       if (v.state === "READY" && (!current || Number(v.version) > Number(current.version))) current = v;
     }
-    if (!current) throw notFound(`'${model}' has no available versions`);
+    if (!current) throw unknownModel("NOT_FOUND", `'${model}' has no available versions`);
     return current;
   };
 
@@ -258,6 +260,15 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
           "UNSUPPORTED",
           `load of model '${model}' with request-supplied files is not supported yet`,
         );
+      }
+      // A name with no directory in the repository fails Triton's poll: INTERNAL (500), and the name stays
+      // unknown to lookups (400), so no entry is made for it.
+      const found = await stat(join(repository, model)).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
+      if (!found) {
+        throw new ServerError("INTERNAL", `failed to load '${model}', failed to poll from model repository`);
       }
       const override =
         loadOptions?.config !== undefined ? parseConfigOverride(model, loadOptions.config) : undefined;

@@ -101,17 +101,21 @@ describe("inference core end to end (simple, auto-completed config)", () => {
     ]);
   });
 
-  it("answers unknown models and versions with Triton's NOT_FOUND messages", async () => {
+  it("answers unknown models with Triton's INVALID_ARG and unknown versions with its NOT_FOUND", async () => {
     await assert.rejects(core.infer({ model: "nope", inputs: [] }), {
       name: "ServerError",
-      status: "NOT_FOUND",
+      status: "INVALID_ARG",
       message: "Request for unknown model: 'nope' is not found",
     });
     await assert.rejects(core.infer({ model: "simple", version: "7", inputs: [] }), {
       status: "NOT_FOUND",
       message: "Request for unknown model: 'simple' version 7 is not found",
     });
-    assert.throws(() => core.modelMetadata("nope"), ServerError);
+    assert.throws(
+      () => core.modelMetadata("nope"),
+      (e: unknown) => e instanceof ServerError && e.status === "INVALID_ARG",
+    );
+    assert.throws(() => core.modelConfig("simple", "7"), { name: "ServerError", status: "NOT_FOUND" });
   });
 
   it("close() answers what is in flight, then refuses new requests and ends the workers", async () => {

@@ -22,13 +22,17 @@ export class ServerError extends Error {
   }
 }
 
-/** HTTP status for each core status, as Triton's HTTP front end answers. */
+/**
+ * HTTP status for each core status, as Triton's HttpCodeFromError maps it on every endpoint (Triton 24.01
+ * and later): the codes with no HTTP counterpart (INVALID_ARG, ALREADY_EXISTS, CANCELLED, and UNKNOWN,
+ * which the core never raises) answer 400.
+ */
 export const HTTP_STATUS_BY_ERROR: Readonly<Record<ServerErrorStatus, number>> = {
   INVALID_ARG: 400,
   NOT_FOUND: 404,
   UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   INTERNAL: 500,
-  ALREADY_EXISTS: 409,
-  CANCELLED: 499,
+  ALREADY_EXISTS: 400,
+  CANCELLED: 400,
 };

@@ -1,13 +1,13 @@
 /**
  * The non-infer endpoints: health, server and model metadata, model readiness and configuration,
- * statistics and the repository extension. A failure answers 400 with the core's message, except repository
- * load and unload, which answer with Triton's status for the core's error code (503 outside explicit mode).
+ * statistics and the repository extension. A core error answers with Triton's status for its code, as on
+ * every endpoint; health and model-ready answer 200 or a bare 400, as Triton's handlers do.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
-import { badRequest, repositoryError } from "./http-error.js";
+import { badRequest } from "./http-error.js";
 import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
 import type { Route } from "./router.js";
@@ -71,8 +71,7 @@ export async function handleApiRequest(
   try {
     await serveApiRequest(context.core, route, req, res, context.maxInputSize);
   } catch (error) {
-    const repository = route.kind === "repository-load" || route.kind === "repository-unload";
-    context.fail(req, res, repository ? repositoryError(error) : error, "other");
+    context.fail(req, res, error);
   }
 }
 

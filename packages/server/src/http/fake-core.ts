@@ -120,9 +120,12 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
   const models = fakeModels();
   const loaded = new Set(models.keys());
   const lookup = (name: string, version?: string): FakeModel => {
-    const model = loaded.has(name) ? models.get(name) : undefined;
+    // Triton's codes: a name never in the repository is INVALID_ARG, an unloaded one has no versions.
+    const model = models.get(name);
     if (model === undefined)
-      throw new ServerError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
+      throw new ServerError("INVALID_ARG", `Request for unknown model: '${name}' is not found`);
+    if (!loaded.has(name))
+      throw new ServerError("NOT_FOUND", `Request for unknown model: '${name}' has no available versions`);
     if (version !== undefined && version !== "1") {
       throw new ServerError(
         "NOT_FOUND",
@@ -272,10 +275,7 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
     },
     async loadModel(name) {
       if (!models.has(name))
-        throw new ServerError(
-          "INVALID_ARG",
-          `failed to load '${name}', failed to poll from model repository`,
-        );
+        throw new ServerError("INTERNAL", `failed to load '${name}', failed to poll from model repository`);
       loaded.add(name);
     },
     async unloadModel(name) {

@@ -65,7 +65,7 @@ describe("HTTP front end (fake core)", { timeout: 60_000 }, () => {
     assert.equal((await rawRequest(url, "/v2/models/simple/infer")).status, 405);
   });
 
-  test("model metadata, ready, config, stats; unknown model answers 400 like Triton", async () => {
+  test("model metadata, ready, config, stats; unknown model 400, unknown version 404, like Triton", async () => {
     const meta = await rawRequest(url, "/v2/models/simple");
     assert.equal(meta.status, 200);
     const parsed = JSON.parse(meta.body.toString()) as { inputs: { shape: number[] }[] };
@@ -78,6 +78,12 @@ describe("HTTP front end (fake core)", { timeout: 60_000 }, () => {
     const unknown = await rawRequest(url, "/v2/models/nope");
     assert.equal(unknown.status, 400);
     assert.equal(errorOf(unknown.body), "Request for unknown model: 'nope' is not found");
+    // A known model without the asked version is the core's NOT_FOUND: 404 on every endpoint.
+    for (const path of ["/v2/models/simple/versions/2", "/v2/models/simple/versions/2/config"]) {
+      const noVersion = await rawRequest(url, path);
+      assert.equal(noVersion.status, 404, path);
+      assert.equal(errorOf(noVersion.body), "Request for unknown model: 'simple' version 2 is not found");
+    }
     const config = await rawRequest(url, "/v2/models/simple/config");
     assert.equal(JSON.parse(config.body.toString()).max_batch_size, 8);
     const stats = JSON.parse((await rawRequest(url, "/v2/models/simple/stats")).body.toString());
@@ -93,14 +99,17 @@ describe("HTTP front end (fake core)", { timeout: 60_000 }, () => {
     assert.ok((JSON.parse(index.body.toString()) as unknown[]).length > 10);
     assert.equal((await postJson("/v2/repository/models/scores/unload", {})).status, 200);
     assert.equal((await rawRequest(url, "/v2/models/scores/ready")).status, 400);
+    const unloaded = await rawRequest(url, "/v2/models/scores");
+    assert.equal(unloaded.status, 404);
+    assert.equal(errorOf(unloaded.body), "Request for unknown model: 'scores' has no available versions");
     assert.equal((await postJson("/v2/repository/models/scores/load", "")).status, 200);
     assert.equal((await rawRequest(url, "/v2/models/scores/ready")).status, 200);
     const bad = await postJson("/v2/repository/index", { ready: "yes" });
     assert.equal(bad.status, 400);
     assert.match(errorOf(bad.body), /Invalid value for 'ready'/);
     const failed = await postJson("/v2/repository/models/absent/load", "");
-    assert.equal(failed.status, 400);
-    assert.match(errorOf(failed.body), /failed to load 'absent'/);
+    assert.equal(failed.status, 500);
+    assert.equal(errorOf(failed.body), "failed to load 'absent', failed to poll from model repository");
   });
 
   test("infer with JSON tensors (flat and nested) computes sum and difference, echoes id", async () => {
@@ -422,6 +431,9 @@ describe("HTTP front end (fake core)", { timeout: 60_000 }, () => {
     const unknown = await postJson("/v2/models/nope/infer", { inputs: [] });
     assert.equal(unknown.status, 400);
     assert.equal(errorOf(unknown.body), "Request for unknown model: 'nope' is not found");
+    const noVersion = await postJson("/v2/models/simple/versions/2/infer", { inputs: [] });
+    assert.equal(noVersion.status, 404);
+    assert.equal(errorOf(noVersion.body), "Request for unknown model: 'simple' version 2 is not found");
     const wrongType = await postJson("/v2/models/simple/infer", {
       inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 16], data: range(16, () => 0) }],
     });

@@ -67,7 +67,8 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
       });
       const body = Buffer.from(await res.body.arrayBuffer());
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-      const problem = checkAnswer(res.statusCode, res.headers, body);
+      const problem =
+        checkAnswer(res.statusCode, res.headers, body) ?? checkLookup(request.path, res.statusCode, body);
       if (problem !== undefined && problems.length < 20)
         problems.push(`#${i} ${request.description}: ${problem}`);
     }
@@ -108,6 +109,26 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
     Array.from({ length: 16 }, (_, i) => 0 - i),
   );
 });
+
+/**
+ * Model lookups answer with Triton's status for the core's code (HttpCodeFromError): an unknown name is
+ * INVALID_ARG (400), an unknown version of a loaded model NOT_FOUND (404), never a 503. A mutated body
+ * can fail to decode before the lookup, so only the lookup's own answers are checked.
+ */
+function checkLookup(path: string, status: number, body: Buffer): string | undefined {
+  const error = status === 200 ? "" : (JSON.parse(body.toString()) as { error: string }).error;
+  const version = /^\/v2\/models\/([^/]+)\/versions\/99\/infer$/.exec(path);
+  if (version !== null) {
+    const expected = `Request for unknown model: '${version[1]}' version 99 is not found`;
+    if (status === 200 || status === 503) return `status ${status} for version 99`;
+    if (error === expected && status !== 404) return `status ${status} for '${expected}'`;
+    if (status === 404 && error !== expected) return `404 '${error}', expected '${expected}'`;
+  }
+  if (path === "/v2/models/none/infer") {
+    if (status !== 400) return `status ${status} for an unknown model: ${error}`;
+  }
+  return undefined;
+}
 
 function checkAnswer(
   status: number,

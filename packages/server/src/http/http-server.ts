@@ -49,8 +49,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   let closing = false;
   let server: Server;
 
-  const finish = (req: IncomingMessage, res: ServerResponse, error: unknown, endpoint: "infer" | "other") => {
-    const { status, message } = describeError(error, endpoint);
+  const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
+    const { status, message } = describeError(error);
     if (status >= 500 && !(error instanceof HttpError))
       logger.error(`HTTP ${req.method} ${req.url}: ${message}`);
     else logger.verbose(`HTTP ${req.method} ${req.url}: ${status} ${message}`);
@@ -84,11 +84,11 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     if (closing) res.setHeader("Connection", "close");
     const route = matchRoute(req.url ?? "/");
     if (route === undefined) {
-      finish(req, res, new HttpError(404, "Not Found"), "other");
+      finish(req, res, new HttpError(404, "Not Found"));
       return;
     }
     if (req.method !== routeMethod(route.kind)) {
-      finish(req, res, new HttpError(405, "Method Not Allowed"), "other");
+      finish(req, res, new HttpError(405, "Method Not Allowed"));
       return;
     }
     if (route.kind === "model-infer") void handleInfer(context, route, req, res);

@@ -31,13 +31,8 @@ function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
 export interface HandlerContext {
   readonly core: InferenceCore;
   readonly maxInputSize: number;
-  /** Answers `error` as Triton would for `endpoint`. */
-  readonly fail: (
-    req: IncomingMessage,
-    res: ServerResponse,
-    error: unknown,
-    endpoint: "infer" | "other",
-  ) => void;
+  /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
+  readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
 
 const CONTROLLER = Symbol("tbench.abortController");
@@ -58,7 +53,7 @@ export async function handleInfer(
   try {
     await serveInfer(context, route, req, res);
   } catch (error) {
-    context.fail(req, res, error, "infer");
+    context.fail(req, res, error);
   }
 }
 
