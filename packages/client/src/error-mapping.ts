@@ -1,10 +1,10 @@
 /**
  * Maps a server's error answer (HTTP status or gRPC status code, plus its message) to the error classes.
  * Shared by both transports: the status picks a kind, then the message refines it, because Triton's status
- * codes are not always the right kind. Triton answers 400 (INVALID_ARG) or 503 (UNAVAILABLE) for several
- * "not found" cases, e.g. "Request for unknown model: 'x' is not found" (model_repository_manager.cc) and
- * "Request for unknown model: 'x' has no available versions"; its queue-policy timeout is a 503
- * "Request timeout expired".
+ * codes are not always the right kind. Triton's core raises an unknown model name as INVALID_ARG (HTTP 400,
+ * "Request for unknown model: 'x' is not found", model_repository_manager.cc) while a missing version is
+ * NOT_FOUND (404, "... has no available versions"); before 24.01 every non-infer endpoint answered 400;
+ * its queue-policy timeout is a 503 "Request timeout expired".
  */
 import {
   AbortedError,
@@ -51,7 +51,7 @@ type ServerKind = Extract<
 export function kindFromHttpStatus(status: number): ServerKind {
   switch (status) {
     case 400:
-    case 409: // tbench-server answers ALREADY_EXISTS with 409; Triton folds it into 400
+    case 409: // Conflict (a proxy or other server); Triton and tbench-server fold ALREADY_EXISTS into 400
     case 413:
     case 422:
       return "INVALID_ARGUMENT";
@@ -64,7 +64,7 @@ export function kindFromHttpStatus(status: number): ServerKind {
     case 408:
     case 504:
       return "DEADLINE_EXCEEDED";
-    case 499: // a cancelled request (tbench-server's CANCELLED)
+    case 499: // client closed request (proxies); Triton and tbench-server answer CANCELLED with 400
       return "ABORTED";
     case 429:
     case 502:

@@ -63,7 +63,8 @@ describe("error codes", () => {
 describe("HTTP status and message mapping", () => {
   const cases: [number, string, new (...args: never[]) => InferenceError][] = [
     [400, "Request for unknown model: 'nope' is not found", ModelNotFoundError],
-    [503, "Request for unknown model: 'nope' has no available versions", ModelNotFoundError],
+    [404, "Request for unknown model: 'nope' has no available versions", ModelNotFoundError],
+    [400, "Request for unknown model: 'nope' has no available versions", ModelNotFoundError],
     [404, "Request for unknown model: 'nope' version 3 is not found", ModelNotFoundError],
     [404, "no such region", ModelNotFoundError],
     [

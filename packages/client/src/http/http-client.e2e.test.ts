@@ -339,6 +339,14 @@ describe("errors from the server", () => {
     );
     await assert.rejects(client.modelMetadata("no_such_model"), ModelNotFoundError);
     await assert.rejects(client.modelConfig("no_such_model"), ModelNotFoundError);
+    // A known model without the asked version is Triton's NOT_FOUND: 404 on every endpoint.
+    await assert.rejects(
+      client.modelMetadata("simple", "7"),
+      (e: unknown) =>
+        e instanceof ModelNotFoundError &&
+        e.status === 404 &&
+        e.serverMessage === "Request for unknown model: 'simple' version 7 is not found",
+    );
   });
 
   test("InvalidArgumentError for a missing input or a wrong shape", async () => {
