@@ -73,16 +73,23 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
     assert.ok(difference <= 0.02, `client ${level.requestCount} vs server ${serverCount} inferences`);
     // The client's latency includes the server's request time plus network and client time.
     assert.ok(level.latency.avgUs > level.serverBreakdown!.requestUs);
-    // The client library's own time (undici diagnostics channels) is part of that latency, and every
-    // counted request was seen on the channels (plus those still in flight at the window edges).
+    // The client library's own time (undici diagnostics channels) is part of that latency. A sample of the
+    // requests is timed (one at a time, then a gap of 9x its duration), so some but not all of them.
     const http = (
       level as unknown as { http: { count: number; sendUs: number; recvUs: number; requestUs: number } }
     ).http;
     assert.ok(
-      Math.abs(http.count - level.requestCount) <= 2,
+      http.count > 0 && http.count < level.requestCount,
       `${http.count} timed vs ${level.requestCount} counted`,
     );
-    assert.ok(http.sendUs + http.recvUs <= http.requestUs && http.requestUs <= level.latency.avgUs);
+    assert.ok(http.sendUs > 0 && http.sendUs + http.recvUs <= http.requestUs);
+    // Each request's HTTP time is part of its latency, so the sample's average estimates a figure below the
+    // average latency; allow it 4 standard errors of a sample that size above it (not a timing bound).
+    const standardError = level.latency.stdUs / Math.sqrt(http.count);
+    assert.ok(
+      http.requestUs <= level.latency.avgUs + 4 * standardError,
+      `HTTP ${http.requestUs} us vs latency ${level.latency.avgUs} us (standard error ${standardError})`,
+    );
     const header = (await readFile(csv, "utf8")).split("\n")[0];
     assert.equal(
       header,

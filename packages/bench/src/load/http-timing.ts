@@ -1,7 +1,12 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 
-/** Client-library time of the requests completed in a window, summed (perf_analyzer's send/recv split). */
+/**
+ * Client-library time of the requests timed in a window, summed (perf_analyzer's send/recv split). Only a
+ * sample of the requests is timed (see {@link createHttpTiming}); `count` says how many, and the averages
+ * (`sendNs / count`, ...) are what the reports use.
+ */
 export interface HttpTimingTotals {
+  /** Requests timed (a sample of those completed, not all of them). */
   count: number;
   /** Request created until fully written (headers and body). */
   sendNs: number;
@@ -11,10 +16,22 @@ export interface HttpTimingTotals {
   requestNs: number;
 }
 
-/** Sums HTTP timings from undici's diagnostics channels for the load's own requests. */
+/** Sums HTTP timings from undici's diagnostics channels for a sample of the load's own requests. */
 export interface HttpTiming {
   swap(): HttpTimingTotals;
   close(): void;
+}
+
+/** Options of {@link createHttpTiming}. */
+export interface HttpTimingOptions {
+  /**
+   * Share of the time during which one request is being timed, in (0, 1] (default 0.1). After a timed
+   * request of duration d, the next one starts at least `d * (1 / share - 1)` later. 1 times one request
+   * after another with no gap (every request at concurrency 1).
+   */
+  timedShare?: number;
+  /** Upper bound of that gap, ms (default 20), so slow requests are still timed often. */
+  maxGapMs?: number;
 }
 
 /** Creates empty totals. */
@@ -35,46 +52,78 @@ function isLoadRequest(request: UndiciRequest): boolean {
 }
 
 /**
- * Subscribes to undici's `undici:request:*` diagnostics channels (this thread only): `@tbench/client`
- * sends over undici, and the channels see each request's phases without any change to the client. A
- * request's send time runs from its creation to `bodySent`, its receive time from `headers` to `trailers`.
+ * Times a sample of the load's requests through undici's `undici:request:*` diagnostics channels (this
+ * thread only): `@tbench/client` sends over undici, and the channels see each request's phases without any
+ * change to the client. A request's send time runs from its creation to `bodySent`, its receive time from
+ * `headers` to `trailers`.
+ *
+ * Why a sample: timing every request (a clock read and a WeakMap lookup at each of four phases, path
+ * checks, an entry object) cost about 1.5-2 µs of CPU per request, 10-20% of tbench's rate against a
+ * trivial endpoint. So one request at a time is timed, and a request's phase handlers do one identity
+ * compare unless it is the timed one. The channels stay subscribed for the whole run: subscribing and
+ * unsubscribing around each timed request was measured slower than timing everything (it flips the
+ * channels' prototypes, which de-optimizes undici's `hasSubscribers` checks). The next request to time is
+ * picked by its creation time alone (the first load request created after the gap), never by its
+ * duration, so the window's averages are unbiased estimates of the averages over all its requests.
  */
-export function createHttpTiming(): HttpTiming {
-  const started = new WeakMap<object, { createdNs: bigint; sentNs: bigint; headersNs: bigint }>();
+export function createHttpTiming(options: HttpTimingOptions = {}): HttpTiming {
+  const share = options.timedShare ?? 0.1;
+  if (!(share > 0 && share <= 1)) throw new Error(`timedShare must be in (0, 1], got ${share}`);
+  const gapFactor = 1 / share - 1;
+  const maxGapMs = options.maxGapMs ?? 20;
   let totals = emptyHttpTiming();
-  const onCreate = (message: unknown) => {
-    const { request } = message as { request: UndiciRequest };
-    if (!isLoadRequest(request)) return;
-    const now = process.hrtime.bigint();
-    started.set(request, { createdNs: now, sentNs: now, headersNs: now });
-  };
+  // The request being timed (at most one), its phase times (performance.now() ms), and when the next may start.
+  let tracked: object | null = null;
+  let createdMs = 0;
+  let sentMs = 0;
+  let headersMs = 0;
+  let nextAtMs = 0;
+  let closed = false;
+
   const onBodySent = (message: unknown) => {
-    const entry = started.get((message as { request: object }).request);
-    if (entry !== undefined) entry.sentNs = process.hrtime.bigint();
+    if ((message as { request: object }).request === tracked) sentMs = performance.now();
   };
   const onHeaders = (message: unknown) => {
-    const entry = started.get((message as { request: object }).request);
-    if (entry !== undefined) entry.headersNs = process.hrtime.bigint();
+    if ((message as { request: object }).request === tracked) headersMs = performance.now();
   };
   const onTrailers = (message: unknown) => {
-    const request = (message as { request: object }).request;
-    const entry = started.get(request);
-    if (entry === undefined) return;
-    started.delete(request);
-    const end = process.hrtime.bigint();
+    if ((message as { request: object }).request !== tracked) return;
+    const endMs = performance.now();
     totals.count += 1;
-    totals.sendNs += Number(entry.sentNs - entry.createdNs);
-    totals.recvNs += Number(end - entry.headersNs);
-    totals.requestNs += Number(end - entry.createdNs);
+    totals.sendNs += (sentMs - createdMs) * 1e6;
+    totals.recvNs += (endMs - headersMs) * 1e6;
+    totals.requestNs += (endMs - createdMs) * 1e6;
+    finish(endMs, Math.min((endMs - createdMs) * gapFactor, maxGapMs));
+  };
+  // A failed request is not timed (perf_analyzer averages successful requests); the next may start at once.
+  const onError = (message: unknown) => {
+    if ((message as { request: object }).request === tracked) finish(performance.now(), 0);
+  };
+  function finish(nowMs: number, gapMs: number): void {
+    tracked = null;
+    nextAtMs = nowMs + gapMs;
+  }
+
+  const onCreate = (message: unknown) => {
+    if (tracked !== null || closed) return;
+    const now = performance.now();
+    if (now < nextAtMs) return;
+    const { request } = message as { request: UndiciRequest };
+    if (!isLoadRequest(request)) return;
+    tracked = request;
+    createdMs = now;
+    sentMs = now;
+    headersMs = now;
   };
   const channels: [string, (message: unknown) => void][] = [
     ["undici:request:create", onCreate],
     ["undici:request:bodySent", onBodySent],
     ["undici:request:headers", onHeaders],
     ["undici:request:trailers", onTrailers],
+    ["undici:request:error", onError],
   ];
   for (const [name, handler] of channels) subscribe(name, handler);
-  let closed = false;
+
   return {
     swap() {
       const done = totals;
@@ -84,6 +133,7 @@ export function createHttpTiming(): HttpTiming {
     close() {
       if (closed) return;
       closed = true;
+      tracked = null;
       for (const [name, handler] of channels) unsubscribe(name, handler);
     },
   };

@@ -62,6 +62,7 @@ export interface Measurement {
 
 /** perf_analyzer's client-library split of a request, microseconds. */
 export interface HttpAverages {
+  /** Requests timed: a sample of the level's requests (see `load/http-timing.ts`), not all of them. */
   count: number;
   sendUs: number;
   recvUs: number;
