@@ -4,8 +4,11 @@
  * received and checked, and rejects with the error that should be counted.
  */
 export interface RequestSender {
-  /** Sends request number `index` (the sender picks its input data round-robin from it). */
-  send(index: number): Promise<void>;
+  /**
+   * Sends request number `index` (the sender picks its input data round-robin from it). The load ignores
+   * the resolved value, so a sender may return its client's promise as is (one promise layer fewer).
+   */
+  send(index: number): Promise<unknown>;
   /** Releases connections; idempotent. */
   close(): Promise<void>;
 }
