@@ -93,10 +93,12 @@ export function createInferSender(options: InferSenderOptions): RequestSender {
 /** Sends `GET /v2/health/ready` through the client (the trivial endpoint of the benchmark). */
 export function createHealthSender(client: InferenceClient, ownsClient: boolean): RequestSender {
   let closed = false;
+  const checkReady = (ready: boolean) => {
+    if (!ready) throw Object.assign(new Error("server not ready"), { code: "UNAVAILABLE" });
+  };
   return {
-    async send() {
-      const ready = await client.isServerReady();
-      if (!ready) throw Object.assign(new Error("server not ready"), { code: "UNAVAILABLE" });
+    send() {
+      return client.isServerReady().then(checkReady);
     },
     async close() {
       if (closed) return;
