@@ -1,7 +1,9 @@
 // Benchmark (not a test): tbench's request rate against autocannon's on the same trivial endpoints, same
-// connections, same machine, one run: GET /v2/health/ready, and infer on identity_fp32 with a 4-byte input
+// connections, same machine, one process: GET /v2/health/ready, and infer on identity_fp32 with a 4-byte input
 // (JSON both ways for both tools, so they send and parse the same bytes). Also a bare loop of the same
-// @tbench/client calls, the ceiling for tbench. Writes bench-results/tbench.{json,md}.
+// @tbench/client calls, the ceiling for tbench. Each contender runs ROUNDS times, interleaved, the order
+// rotating each round (whoever runs first or after another tool is not always the same one); the figures
+// are each contender's median round. Writes bench-results/tbench.{json,md}.
 // Run: npm run bench:tbench  (builds models and packages first).
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
@@ -15,6 +17,7 @@ import { spawnServer } from "./spawn-server.js";
 const CONNECTIONS = 16;
 const WARMUP_S = 1;
 const DURATION_S = 5;
+const ROUNDS = 3;
 const OUT = fileURLToPath(new URL("../../../bench-results/", import.meta.url));
 const INFER_BODY = JSON.stringify({
   inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1.5] }],
@@ -111,6 +114,69 @@ async function runTbench(spec: SenderSpec): Promise<Figure> {
 }
 
 const server = await spawnServer(["identity_fp32"]);
+
+type Contender = "autocannon" | "tbench" | "bareClient";
+const ORDER: readonly Contender[] = ["autocannon", "tbench", "bareClient"];
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** The round whose rate is the median of a contender's rounds (its latencies are reported). */
+function medianRound(rounds: readonly Figure[]): Figure {
+  const rate = median(rounds.map((r) => r.requestsPerSec));
+  return rounds.find((r) => r.requestsPerSec === rate) ?? rounds[0]!;
+}
+
+interface EndpointResult {
+  autocannon: Figure;
+  tbench: Figure;
+  bareClientRequestsPerSec: number;
+  ratio: number;
+  tbenchToBareClient: number;
+  rounds: { order: Contender[]; autocannon: number; tbench: number; bareClient: number }[];
+}
+
+async function runEndpoint(run: Record<Contender, () => Promise<Figure>>): Promise<EndpointResult> {
+  const figures: Record<Contender, Figure[]> = { autocannon: [], tbench: [], bareClient: [] };
+  const rounds: EndpointResult["rounds"] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = ORDER.map((_, i) => ORDER[(i + round) % ORDER.length]!);
+    const rates: Partial<Record<Contender, number>> = {};
+    for (const contender of order) {
+      const figure = await run[contender]();
+      figures[contender].push(figure);
+      rates[contender] = figure.requestsPerSec;
+    }
+    rounds.push({
+      order,
+      autocannon: rates.autocannon!,
+      tbench: rates.tbench!,
+      bareClient: rates.bareClient!,
+    });
+  }
+  const autocannonFigure = medianRound(figures.autocannon);
+  const tbenchFigure = medianRound(figures.tbench);
+  const bare = median(figures.bareClient.map((f) => f.requestsPerSec));
+  return {
+    autocannon: autocannonFigure,
+    tbench: tbenchFigure,
+    bareClientRequestsPerSec: bare,
+    ratio: tbenchFigure.requestsPerSec / autocannonFigure.requestsPerSec,
+    tbenchToBareClient: tbenchFigure.requestsPerSec / bare,
+    rounds,
+  };
+}
+
+const bareFigure = async (url: string, target: "health" | "infer"): Promise<Figure> => ({
+  requestsPerSec: await runBareClient(url, target),
+  requests: 0,
+  errors: 0,
+  p50Ms: 0,
+  p99Ms: 0,
+});
+
 try {
   const base: Omit<SenderSpec, "target"> = {
     url: server.httpUrl,
@@ -128,55 +194,70 @@ try {
     binaryOutputs: false,
   };
   const loadBefore = loadavg()[0] ?? 0;
-  const health = {
-    autocannon: await runAutocannon(`${server.httpUrl}/v2/health/ready`, "GET"),
-    tbench: await runTbench({ ...base, target: "health" }),
-    bareClientRequestsPerSec: await runBareClient(server.httpUrl, "health"),
-  };
-  const infer = {
-    autocannon: await runAutocannon(`${server.httpUrl}/v2/models/identity_fp32/infer`, "POST", INFER_BODY),
-    tbench: await runTbench({ ...base, target: "infer" }),
-    bareClientRequestsPerSec: await runBareClient(server.httpUrl, "infer"),
-  };
+  const health = await runEndpoint({
+    autocannon: () => runAutocannon(`${server.httpUrl}/v2/health/ready`, "GET"),
+    tbench: () => runTbench({ ...base, target: "health" }),
+    bareClient: () => bareFigure(server.httpUrl, "health"),
+  });
+  const infer = await runEndpoint({
+    autocannon: () => runAutocannon(`${server.httpUrl}/v2/models/identity_fp32/infer`, "POST", INFER_BODY),
+    tbench: () => runTbench({ ...base, target: "infer" }),
+    bareClient: () => bareFigure(server.httpUrl, "infer"),
+  });
+  const loadAfter = loadavg()[0] ?? 0;
   const result = {
-    benchmark: "tbench vs autocannon, same endpoint, same connections, one run",
+    benchmark: "tbench vs autocannon, same endpoint, same connections, one process, interleaved rounds",
     date: new Date().toISOString(),
     machine: {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model,
       node: process.version,
       loadAverage1mBefore: loadBefore,
+      loadAverage1mAfter: loadAfter,
     },
-    note: "one run on a shared machine (see the load average); server in a child process, each load generator single-threaded",
+    note:
+      `${ROUNDS} rounds per contender, interleaved, order rotating; each figure is the contender's median round ` +
+      "(see the load average); server in a child process, each load generator single-threaded",
     connections: CONNECTIONS,
     durationS: DURATION_S,
     warmupS: WARMUP_S,
-    health: { ...health, ratio: health.tbench.requestsPerSec / health.autocannon.requestsPerSec },
-    infer: { ...infer, ratio: infer.tbench.requestsPerSec / infer.autocannon.requestsPerSec },
+    rounds: ROUNDS,
+    health,
+    infer,
     target: 0.9,
   };
-  const row = (
-    name: string,
-    r: { autocannon: Figure; tbench: Figure; ratio: number; bareClientRequestsPerSec: number },
-  ) =>
+  const row = (name: string, r: EndpointResult) =>
     `| ${name} | ${r.autocannon.requestsPerSec.toFixed(0)} | ${r.tbench.requestsPerSec.toFixed(0)} | ${r.ratio.toFixed(2)}x | ` +
-    `${r.bareClientRequestsPerSec.toFixed(0)} | ` +
+    `${r.bareClientRequestsPerSec.toFixed(0)} | ${r.tbenchToBareClient.toFixed(2)}x | ` +
     `${r.autocannon.p50Ms.toFixed(2)} / ${r.autocannon.p99Ms.toFixed(2)} | ${r.tbench.p50Ms.toFixed(2)} / ${r.tbench.p99Ms.toFixed(2)} | ` +
     `${r.autocannon.errors} / ${r.tbench.errors} |`;
+  const roundRows = (name: string, r: EndpointResult) =>
+    r.rounds.map(
+      (round, i) =>
+        `| ${name} | ${i + 1} | ${round.order.join(", ")} | ${round.autocannon.toFixed(0)} | ${round.tbench.toFixed(0)} | ` +
+        `${round.bareClient.toFixed(0)} | ${(round.tbench / round.autocannon).toFixed(2)}x | ${(round.tbench / round.bareClient).toFixed(2)}x |`,
+    );
   const markdown = [
     "# tbench vs autocannon",
     "",
     `${result.date}, ${result.machine.cpus} CPUs (${result.machine.cpuModel}), Node ${result.machine.node}, ` +
-      `${CONNECTIONS} connections, ${DURATION_S} s per tool after ${WARMUP_S} s warmup, one run. ` +
-      `Load average before: ${loadBefore.toFixed(2)}. ${result.note}.`,
+      `${CONNECTIONS} connections, ${DURATION_S} s per tool after ${WARMUP_S} s warmup, ${ROUNDS} rounds. ` +
+      `Load average before: ${loadBefore.toFixed(2)}, after: ${loadAfter.toFixed(2)}. ${result.note}.`,
     "",
-    "| Endpoint | autocannon req/s | tbench req/s | tbench / autocannon | bare @tbench/client loop req/s | autocannon p50/p99 ms | tbench p50/p99 ms | errors (ac / tb) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Endpoint | autocannon req/s | tbench req/s | tbench / autocannon | bare @tbench/client loop req/s | tbench / bare loop | autocannon p50/p99 ms | tbench p50/p99 ms | errors (ac / tb) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     row("GET /v2/health/ready", result.health),
     row("infer identity_fp32, 4-byte FP32, JSON", result.infer),
     "",
     `Target: tbench >= ${result.target}x autocannon. The bare client loop (the same @tbench/client calls, ` +
       "16 at a time, nothing measured) is the ceiling for tbench, which drives load through that client.",
+    "",
+    "Every round (req/s):",
+    "",
+    "| Endpoint | Round | Order | autocannon | tbench | bare loop | tbench / autocannon | tbench / bare loop |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...roundRows("health", result.health),
+    ...roundRows("infer", result.infer),
     "",
   ].join("\n");
   await mkdir(OUT, { recursive: true });
