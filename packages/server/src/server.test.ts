@@ -3,9 +3,9 @@ import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
 import { silentLogger } from "./core/logger.js";
 import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
-import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "./http/test-http-client.js";
 import { parsePrometheusText } from "./metrics/prometheus-text.js";
 import { type RunningServer, startServer } from "./server.js";
+import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "./testing/raw-http-client.js";
 
 const REPOSITORY = new URL("../../../examples/models", import.meta.url).pathname;
 const IDENTITY_TYPES = [

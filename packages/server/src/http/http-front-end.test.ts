@@ -3,9 +3,9 @@ import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync, inflateSync } from "node:zlib";
 import { silentLogger } from "../core/logger.js";
-import { createFakeCore, type FakeCore } from "./fake-core.js";
+import { createFakeCore, type FakeCore } from "../testing/fake-core.js";
+import { binaryBody, rawRequest, splitBinaryResponse } from "../testing/raw-http-client.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http-server.js";
-import { binaryBody, rawRequest, splitBinaryResponse } from "./test-http-client.js";
 
 const MAX_INPUT = 1 << 20;
 

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { Pool } from "undici";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
-import { createFuzzRequests, type FuzzRequest } from "./test-fuzz-requests.js";
+import { createFuzzRequests, type FuzzRequest } from "../testing/fuzz-requests.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const SEED = Number(process.env["TBENCH_FUZZ_SEED"] ?? 20261202);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { silentLogger } from "../core/logger.js";
 import type { ModelStatistics } from "../core/types.js";
-import { createFakeCore } from "../http/fake-core.js";
+import { createFakeCore } from "../testing/fake-core.js";
 import { createMetricsServer } from "./metrics-server.js";
 import { parsePrometheusText } from "./prometheus-text.js";
 
