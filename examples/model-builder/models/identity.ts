@@ -5,25 +5,13 @@
  * BF16 is left out on purpose: onnxruntime-node 1.30 has no bfloat16 tensor type (its `Tensor` cannot be
  * created with type "bfloat16"), so an `identity_bf16` model could load but never receive an input from Node.
  */
-import type { Datatype } from "@tbench/proto";
+import { DATATYPES, type Datatype } from "@tbench/proto";
 import { createGraphBuilder } from "../graph-builder.js";
 
 /** The datatypes that get an identity model: every v2 datatype onnxruntime-node can pass through Identity. */
-export const IDENTITY_DATATYPES = [
-  "BOOL",
-  "UINT8",
-  "UINT16",
-  "UINT32",
-  "UINT64",
-  "INT8",
-  "INT16",
-  "INT32",
-  "INT64",
-  "FP16",
-  "FP32",
-  "FP64",
-  "BYTES",
-] as const satisfies readonly Datatype[];
+export const IDENTITY_DATATYPES = DATATYPES.filter(
+  (datatype): datatype is Exclude<Datatype, "BF16"> => datatype !== "BF16",
+);
 
 /** A datatype that has an identity model. */
 export type IdentityDatatype = (typeof IDENTITY_DATATYPES)[number];

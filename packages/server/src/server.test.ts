@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
+import {
+  IDENTITY_DATATYPES,
+  type IdentityDatatype,
+} from "../../../examples/model-builder/models/identity.js";
 import { silentLogger } from "./core/logger.js";
 import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
 import { parsePrometheusText } from "./metrics/prometheus-text.js";
@@ -8,28 +12,13 @@ import { type RunningServer, startServer } from "./server.js";
 import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "./testing/raw-http-client.js";
 
 const REPOSITORY = new URL("../../../examples/models", import.meta.url).pathname;
-const IDENTITY_TYPES = [
-  "BOOL",
-  "UINT8",
-  "UINT16",
-  "UINT32",
-  "UINT64",
-  "INT8",
-  "INT16",
-  "INT32",
-  "INT64",
-  "FP16",
-  "FP32",
-  "FP64",
-  "BYTES",
-] as const;
 const MAX_INPUT = 4 * 1024 * 1024;
 
 const range = (n: number, f: (i: number) => number) => Array.from({ length: n }, (_, i) => f(i));
 const errorOf = (res: RawResponse) => (JSON.parse(res.body.toString()) as { error: string }).error;
 
 /** Values for an identity round trip of `datatype`, as JSON values and as the binary bytes they encode to. */
-function sampleValues(datatype: (typeof IDENTITY_TYPES)[number]): {
+function sampleValues(datatype: IdentityDatatype): {
   json: unknown[] | undefined;
   bytes: Buffer;
 } {
@@ -99,7 +88,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       httpPort: 0,
       metricsPort: 0,
       modelControlMode: "explicit",
-      loadModels: ["simple", ...IDENTITY_TYPES.map((t) => `identity_${t.toLowerCase()}`)],
+      loadModels: ["simple", ...IDENTITY_DATATYPES.map((t) => `identity_${t.toLowerCase()}`)],
       httpMaxInputSize: MAX_INPUT,
       logger: silentLogger,
     });
@@ -139,7 +128,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
     assert.equal(stats.model_stats[0].name, "simple");
     assert.equal(typeof stats.model_stats[0].inference_stats.success.count, "number");
     const all = JSON.parse((await rawRequest(url, "/v2/models/stats")).body.toString());
-    assert.equal(all.model_stats.length, 1 + IDENTITY_TYPES.length);
+    assert.equal(all.model_stats.length, 1 + IDENTITY_DATATYPES.length);
     const index = JSON.parse((await post("/v2/repository/index", "")).body.toString()) as {
       name: string;
       state?: string;
@@ -149,7 +138,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
     const ready = JSON.parse(
       (await post("/v2/repository/index", { ready: true })).body.toString(),
     ) as unknown[];
-    assert.equal(ready.length, 1 + IDENTITY_TYPES.length);
+    assert.equal(ready.length, 1 + IDENTITY_DATATYPES.length);
     assert.equal((await post("/v2/repository/models/identity_int8/unload", "")).status, 200);
     assert.equal((await rawRequest(url, "/v2/models/identity_int8/ready")).status, 400);
     assert.equal((await post("/v2/repository/models/identity_int8/load", "")).status, 200);
@@ -270,7 +259,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
     assert.deepEqual(out.data, ["2.000000:1", "0.500000:3", "4.000000:2", "3.000000:0"]);
   });
 
-  for (const datatype of IDENTITY_TYPES) {
+  for (const datatype of IDENTITY_DATATYPES) {
     test(`identity_${datatype.toLowerCase()}: JSON and binary round trips`, async () => {
       const model = `/v2/models/identity_${datatype.toLowerCase()}/infer`;
       const sample = sampleValues(datatype);

@@ -4,12 +4,13 @@
  * in-flight requests finish, then closes idle keep-alive connections.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { describeError, HttpError } from "./http-error.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
+import { listen } from "./listen.js";
 import { sendError } from "./respond.js";
 import { matchRoute, routeMethod } from "./router.js";
 
@@ -107,16 +108,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     else socket.destroy();
     logger.verbose(`HTTP client error: ${(error as Error).message}`);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.address, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.address.includes(":") ? `[${options.address}]` : options.address;
-  const url = `http://${host}:${port}`;
+  const { port, baseUrl: url } = await listen(server, options.port, options.address);
   logger.info(`Started HTTPService at ${options.address}:${port}`);
 
   let closed: Promise<void> | undefined;

@@ -3,9 +3,9 @@
  * answer 400 and other methods 405, as Triton's metrics server does.
  */
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
+import { listen } from "../http/listen.js";
 import { createPrometheusMetrics } from "./prometheus-metrics.js";
 
 /** Options of createMetricsServer. */
@@ -52,19 +52,11 @@ export async function createMetricsServer(options: MetricsServerOptions): Promis
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.address, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.address.includes(":") ? `[${options.address}]` : options.address;
+  const { port, baseUrl } = await listen(server, options.port, options.address);
   options.logger.info(`Started Metrics Service at ${options.address}:${port}`);
   let closed: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}/metrics`,
+    url: `${baseUrl}/metrics`,
     close() {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

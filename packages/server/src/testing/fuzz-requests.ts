@@ -4,6 +4,7 @@
  * header and the binary sections. The same seed gives the same requests.
  */
 import { gzipSync } from "node:zlib";
+import { createMulberry32 } from "../../../../examples/model-builder/prng.js";
 
 /** A request to send: path, headers and body bytes. */
 export interface FuzzRequest {
@@ -12,18 +13,6 @@ export interface FuzzRequest {
   readonly body: Buffer;
   /** What was done to it, for failure messages. */
   readonly description: string;
-}
-
-/** mulberry32: small, fast, seedable. */
-export function createPrng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const TYPES = [
@@ -56,7 +45,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Builds requests from `seed`. */
 export function createFuzzRequests(seed: number) {
-  const random = createPrng(seed);
+  const random = createMulberry32(seed);
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
   const chance = (p: number) => random() < p;

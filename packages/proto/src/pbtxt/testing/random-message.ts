@@ -5,6 +5,7 @@
  * most one member set, maps over every key type.
  */
 import type protobuf from "protobufjs";
+import { createMulberry32 } from "../../../../../examples/model-builder/prng.js";
 import { INTEGER_RANGES } from "../scalar-values.js";
 import { type FieldInfo, type MessageInfo, messageInfo, type ScalarType, type ValueKind } from "../schema.js";
 import type { TextMessage, TextValue } from "../text-message.js";
@@ -17,18 +18,6 @@ export interface RandomMessageOptions {
   maxDepth?: number;
   /** Probability that a field is set (default 0.5). */
   fieldProbability?: number;
-}
-
-/** Small, fast, seedable PRNG (mulberry32); returns numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const CHAR_POOL = [
@@ -73,7 +62,7 @@ export function createRandomMessageGenerator(
   type: protobuf.Type,
   options: RandomMessageOptions,
 ): () => TextMessage {
-  const random = mulberry32(options.seed);
+  const random = createMulberry32(options.seed);
   const maxDepth = options.maxDepth ?? 4;
   const fieldProbability = options.fieldProbability ?? 0.5;
   const int = (n: number): number => Math.floor(random() * n);
