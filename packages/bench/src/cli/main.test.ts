@@ -63,6 +63,7 @@ describe("tbench command line (child process)", { timeout: 60_000 }, () => {
       noModel: [],
       grpc: ["-m", "simple", "-i", "grpc"],
       unknown: ["-m", "simple", "--bogus"],
+      notYet: ["-m", "simple", "--shared-memory", "system", "-i", "grpc"],
       help: ["--help"],
       unreachable: ["-m", "simple", "-u", "127.0.0.1:1"],
       failing: ["compare", base, cand, "--metric", "throughput", "--max-regression", "10"],
@@ -84,6 +85,12 @@ describe("tbench command line (child process)", { timeout: 60_000 }, () => {
       /^tbench: error: -i grpc: the gRPC transport is not available in this build; use -i http$/,
     );
     assertOneLineError(runs["unknown"]!, 2, /^tbench: error: unknown option '--bogus'/);
+    // A perf_analyzer flag tbench does not implement is named, before any other check.
+    assertOneLineError(
+      runs["notYet"]!,
+      2,
+      /^tbench: error: tbench does not support perf_analyzer's --shared-memory yet$/,
+    );
   });
 
   it("prints help grouped like perf_analyzer's docs, and exits 0", () => {

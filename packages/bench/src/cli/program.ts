@@ -1,11 +1,14 @@
 import { Command, Option } from "commander";
 import { COMPARE_METRICS } from "../report/compare-results.js";
+import { UNSUPPORTED_PERF_ANALYZER_FLAGS, type UnsupportedFlag } from "./perf-analyzer-flags.js";
 
 /** What a parsed command line asks for. */
 export type ParsedCommand =
   | { kind: "run"; options: Record<string, unknown> }
   | { kind: "compare"; baseline: string; candidate: string; options: Record<string, unknown> }
-  | { kind: "merge"; inputs: string[]; options: Record<string, unknown> };
+  | { kind: "merge"; inputs: string[]; options: Record<string, unknown> }
+  /** A perf_analyzer flag tbench does not implement (the first one given). */
+  | { kind: "unsupported"; flag: UnsupportedFlag };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const count = (_: string, previous = 0) => previous + 1;
@@ -126,7 +129,25 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     )
     .option("--json <path>", "write everything measured, HDR histograms included (for compare and merge)");
 
+  // perf_analyzer's other flags: known (hidden from the help) so that they are refused by name, never as
+  // "unknown option". The value is optional so that a bare flag is refused the same way.
+  const unsupportedGiven: UnsupportedFlag[] = [];
+  for (const flag of UNSUPPORTED_PERF_ANALYZER_FLAGS) {
+    const option = new Option(flag.takesValue ? `${flag.flag} [value]` : flag.flag).hideHelp();
+    program.addOption(option);
+    program.on(`option:${option.name()}`, () => unsupportedGiven.push(flag));
+  }
+  program.addHelpText(
+    "after",
+    "\nperf_analyzer's other flags are recognised and refused by name (exit code 2): see the README.",
+  );
+
   program.action((opts: Record<string, unknown>) => {
+    const first = unsupportedGiven[0];
+    if (first !== undefined) {
+      onParsed({ kind: "unsupported", flag: first });
+      return;
+    }
     const options: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(opts)) options[SHORT_NAMES[key] ?? key] = value;
     onParsed({ kind: "run", options });

@@ -3,6 +3,7 @@ import { CommanderError } from "commander";
 import { resolveBenchConfig } from "./bench-config.js";
 import { runCompare } from "./compare-command.js";
 import { runMerge } from "./merge-command.js";
+import { unsupportedFlagMessage } from "./perf-analyzer-flags.js";
 import { createProgram, type ParsedCommand } from "./program.js";
 import { type RunIo, runBenchmark } from "./run-command.js";
 import { UsageError } from "./usage-error.js";
@@ -56,6 +57,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   }
   if (parsed === undefined) return 0;
+  if (parsed.kind === "unsupported") {
+    io.stderr.write(`tbench: error: ${unsupportedFlagMessage(parsed.flag)}\n`);
+    return 2;
+  }
   const write = (text: string) => io.stdout.write(text);
   try {
     switch (parsed.kind) {
