@@ -85,10 +85,24 @@ describe("resolveBenchConfig", () => {
     );
     fails({ concurrencyRange: "1:4", requestRateRange: "10" }, /cannot be used together/);
     fails({ percentile: "100" }, /^--percentile: expected a percentile between 1 and 99/);
+    // --shape as perf_analyzer's parser refuses it: no colon, or a dimension <= 0.
     fails(
       { shape: ["INPUT0"] },
-      /^--shape: expected name:d1,d2,\.\.\. with whole-number dimensions, got "INPUT0"$/,
+      /^--shape: there must be a colon after input name \(name:d1,d2,\.\.\.\), got "INPUT0"$/,
     );
+    fails(
+      { shape: ["INPUT0:4,0"] },
+      /^--shape: the dimensions of input tensor INPUT0 must be > 0, got "INPUT0:4,0"$/,
+    );
+    fails(
+      { shape: ["INPUT0:-1"] },
+      /^--shape: the dimensions of input tensor INPUT0 must be > 0, got "INPUT0:-1"$/,
+    );
+    fails(
+      { shape: ["INPUT0:4,x"] },
+      /^--shape: expected whole-number dimensions \(name:d1,d2,\.\.\.\), got "INPUT0:4,x"$/,
+    );
+    fails({ shape: [":4"] }, /^--shape: expected an input name before the colon, got ":4"$/);
     fails({ header: ["NoColon"] }, /^-H: expected Header:Value, got "NoColon"$/);
     fails(
       { binarySearch: true, concurrencyRange: "1:8" },

@@ -29,14 +29,25 @@ export function parseRange(flag: string, text: string, integer: boolean): Parsed
   return { start, end, step };
 }
 
-/** Parses `--shape name:d1,d2,...` into a name and positive dimensions. */
+/**
+ * Parses `--shape name:d1,d2,...` into a name and dimensions, refusing what perf_analyzer's parser refuses
+ * (src/command_line_parser.cc): no colon, or a dimension <= 0. The last colon separates the name, so
+ * names may hold colons, as in perf_analyzer.
+ */
 export function parseShape(text: string): [string, number[]] {
   const colon = text.lastIndexOf(":");
+  if (colon < 0) {
+    throw new UsageError(`--shape: there must be a colon after input name (name:d1,d2,...), got "${text}"`);
+  }
   const name = text.slice(0, colon);
+  if (name === "") throw new UsageError(`--shape: expected an input name before the colon, got "${text}"`);
   const dims = text.slice(colon + 1).split(",");
-  const values = dims.map((d) => Number(d));
-  if (colon <= 0 || dims.some((d) => d.trim() === "") || values.some((v) => !Number.isInteger(v) || v < 0)) {
-    throw new UsageError(`--shape: expected name:d1,d2,... with whole-number dimensions, got "${text}"`);
+  const values = dims.map((d) => (d.trim() === "" ? Number.NaN : Number(d)));
+  if (values.some((v) => !Number.isInteger(v))) {
+    throw new UsageError(`--shape: expected whole-number dimensions (name:d1,d2,...), got "${text}"`);
+  }
+  if (values.some((v) => v <= 0)) {
+    throw new UsageError(`--shape: the dimensions of input tensor ${name} must be > 0, got "${text}"`);
   }
   return [name, values];
 }

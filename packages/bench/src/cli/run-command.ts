@@ -128,6 +128,7 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
     let requests: ReturnType<typeof buildRequestData>;
     try {
       requests = buildRequestData({
+        model: config.model,
         inputs: metadata.inputs as readonly InputMetadata[],
         maxBatchSize,
         batchSize: config.batchSize,

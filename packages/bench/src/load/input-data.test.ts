@@ -51,6 +51,37 @@ describe("buildRequestData", () => {
     );
   });
 
+  it("refuses a --shape for an input the model does not have", () => {
+    assert.throws(
+      () => buildRequestData({ ...base, model: "simple", shapes: { INPUT2: [16] } }),
+      /^Error: --shape INPUT2: model 'simple' has no input named INPUT2; its inputs: INPUT0, INPUT1$/,
+    );
+    // Also with input data from a file: the flag would do nothing.
+    const json = { data: [{ INPUT0: Array(16).fill(1), INPUT1: Array(16).fill(2) }] };
+    assert.throws(
+      () => buildRequestData({ ...base, shapes: { input0: [16] }, source: [{ path: "d.json", json }] }),
+      /^Error: --shape input0: the model has no input named input0; its inputs: INPUT0, INPUT1$/,
+    );
+  });
+
+  it("refuses a --shape that contradicts a fixed dimension; accepts one that restates it", () => {
+    assert.throws(
+      () => buildRequestData({ ...base, model: "simple", shapes: { INPUT0: [8] } }),
+      /^Error: --shape INPUT0: model 'simple' declares \[16\] for INPUT0; --shape can set only its variable \(-1\) dimensions, got \[8\]$/,
+    );
+    const [request] = buildRequestData({ ...base, shapes: { INPUT0: [16] } });
+    assert.deepEqual(request?.inputs[0]?.shape, [1, 16]);
+    const inputs = [{ name: "x", datatype: "FP32" as const, shape: [-1, -1, 3] }];
+    assert.deepEqual(
+      buildRequestData({ ...base, inputs, shapes: { x: [7, 3] } })[0]?.inputs[0]?.shape,
+      [1, 7, 3],
+    );
+    assert.throws(
+      () => buildRequestData({ ...base, inputs, shapes: { x: [7, 4] } }),
+      /--shape x: the model declares \[-1,3\] for x; --shape can set only its variable \(-1\) dimensions, got \[7,4\]/,
+    );
+  });
+
   it("refuses -b > 1 on a model without batching", () => {
     assert.throws(
       () =>

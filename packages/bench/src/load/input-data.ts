@@ -36,6 +36,8 @@ export interface InputDataFile {
 
 /** Options of {@link buildRequestData}. */
 export interface InputDataOptions {
+  /** The model's name, for messages. */
+  model?: string;
   inputs: readonly InputMetadata[];
   /** `max_batch_size` from the model config: > 0 means the first metadata dimension is the batch. */
   maxBatchSize: number;
@@ -67,6 +69,14 @@ function sampleShape(
           `got [${given.join(",")}]`,
       );
     }
+    // A shape that contradicts a fixed dimension would fail every request; perf_analyzer silently uses
+    // the model's shape instead. Refusing tells the user their flag does nothing there.
+    if (fromFile === undefined && given.some((d, i) => declared[i]! >= 0 && declared[i] !== d)) {
+      throw new Error(
+        `--shape ${input.name}: ${modelOf(options)}declares [${declared.join(",")}] for ${input.name}; ` +
+          `--shape can set only its variable (-1) dimensions, got [${given.join(",")}]`,
+      );
+    }
     return [...given];
   }
   if (declared.some((d) => d < 0)) {
@@ -76,6 +86,23 @@ function sampleShape(
     );
   }
   return declared;
+}
+
+function modelOf(options: InputDataOptions): string {
+  return options.model === undefined ? "the model " : `model '${options.model}' `;
+}
+
+/** Every `--shape` must name an input of the model (perf_analyzer ignores unknown names; a typo then goes unnoticed). */
+function checkShapeNames(options: InputDataOptions): void {
+  const names = new Set(options.inputs.map((input) => input.name));
+  for (const name of Object.keys(options.shapes)) {
+    if (!names.has(name)) {
+      throw new Error(
+        `--shape ${name}: ${modelOf(options)}has no input named ${name}; its inputs: ` +
+          `${[...names].join(", ") || "(none)"}`,
+      );
+    }
+  }
 }
 
 function generate(
@@ -253,6 +280,7 @@ export function buildRequestData(options: InputDataOptions): RequestData[] {
   if (options.maxBatchSize > 0 && batchSize > options.maxBatchSize) {
     throw new Error(`-b ${batchSize}: expected at most the model's max_batch_size ${options.maxBatchSize}`);
   }
+  checkShapeNames(options);
   const batched = (shape: number[]) => (options.maxBatchSize > 0 ? [batchSize, ...shape] : shape);
 
   if (options.source === "zero" || options.source === "random") {
