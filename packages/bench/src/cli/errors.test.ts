@@ -77,11 +77,26 @@ describe("errors never end the run", { timeout: 60_000 }, () => {
         }),
       );
       const json = join(dir, "validation.json");
+      let stderr = "";
       const code = await runCli(
         [...fast, "-u", ok.url, "--input-data", data, "--max-error-rate", "60", "--json", json],
-        io(),
+        {
+          ...io(),
+          stderr: {
+            write: (text: string) => {
+              stderr += text;
+              return true;
+            },
+          },
+        },
       );
       assert.equal(code, 0);
+      // What differs is said once, before measuring: the data entry, the output, the first differing
+      // element, what was expected and what came back.
+      assert.match(
+        stderr,
+        /^validation_data: the response to data\[1\] does not match: output OUTPUT0\[0\]: expected 1, got 0 \(such responses are counted as VALIDATION errors\)$/m,
+      );
       const level = parseResultJson(await readFile(json, "utf8"), json).levels[0]!;
       assert.deepEqual(Object.keys(level.errorsByKind), ["VALIDATION"]);
       assert.ok(Math.abs(level.errorRate - 0.5) < 0.1, `error rate ${level.errorRate}`);

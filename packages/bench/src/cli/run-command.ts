@@ -30,6 +30,7 @@ import { createProgressLine, type ProgressStream } from "../report/progress-line
 import { formatSweepTable } from "../report/sweep-table.js";
 import type { BenchConfig } from "./bench-config.js";
 import { UsageError } from "./usage-error.js";
+import { findValidationMismatch } from "./validation-check.js";
 
 /** Where a run writes, and how it is interrupted. */
 export interface RunIo {
@@ -142,6 +143,19 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError((error as Error).message);
+    }
+    if (requests.some((request) => request.expected !== undefined)) {
+      const mismatch = await findValidationMismatch({
+        client,
+        model: config.model,
+        modelVersion: config.modelVersion,
+        requests,
+        binaryInputs: config.inputTensorFormat === "binary",
+        binaryOutputs: config.outputTensorFormat === "binary",
+        batchSize: config.batchSize,
+        signal: io.signal,
+      });
+      if (mismatch !== undefined) warn(mismatch);
     }
     const tree = await modelTree(client, config.model, config.modelVersion ?? "");
     let statsAvailable = true;
