@@ -29,6 +29,7 @@ import { formatProfileExport } from "../report/profile-export.js";
 import { createProgressLine, type ProgressStream } from "../report/progress-line.js";
 import { formatSweepTable } from "../report/sweep-table.js";
 import type { BenchConfig } from "./bench-config.js";
+import { explainModelError } from "./model-availability.js";
 import { UsageError } from "./usage-error.js";
 import { findValidationMismatch } from "./validation-check.js";
 
@@ -121,7 +122,11 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
     : undefined;
   const overhead = createOverheadMonitor({ loadThreads: config.workers });
   try {
-    const metadata = await client.modelMetadata(config.model, config.modelVersion);
+    const metadata = await client
+      .modelMetadata(config.model, config.modelVersion)
+      .catch(async (error: unknown) => {
+        throw await explainModelError(client, config.model, config.modelVersion, error, io.signal);
+      });
     const modelConfig = (await client.modelConfig(config.model, config.modelVersion)) as {
       max_batch_size?: number;
     };
