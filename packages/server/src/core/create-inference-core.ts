@@ -2,11 +2,13 @@
  * The server's core: the model repository, the loaded model versions with their instances and schedulers,
  * and the InferenceCore methods the front ends call.
  */
-import { readdir, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { realpath } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { ModelConfig } from "@tbench/proto";
+import { listModelNames, resolveModelDirectory } from "../repository/confinement.js";
 import { validateRequest } from "../scheduler/request-validation.js";
 import { type Clock, createSystemClock } from "./clock.js";
+import { createKeyedSerializer } from "./keyed-serializer.js";
 import { createConsoleLogger, type Logger } from "./logger.js";
 import {
   type LoaderContext,
@@ -57,6 +59,11 @@ export interface InferenceCoreOptions {
    * (as a native crash would). Never set in production.
    */
   readonly crashWorkerParameter?: string;
+  /**
+   * Most elements one BYTES input of a request may have (--max-bytes-tensor-elements; default 1,048,576):
+   * the worker makes one string per element, so larger inputs are refused from their shape.
+   */
+  readonly maxBytesTensorElements?: number;
 }
 
 /** The core plus its lifetime. */
@@ -79,12 +86,27 @@ const EXTENSIONS = [
 const MODEL_CONTROL_DISABLED = "explicit model load / unload is not allowed if polling is enabled";
 
 /**
- * A failed model lookup, with Triton's code and message: its core answers a name it never loaded with
- * INVALID_ARG (FindModelIdentifier), a known model without the asked or any ready version with NOT_FOUND,
- * and an asked version that is not ready with UNAVAILABLE (ModelLifeCycle::GetModel).
+ * A failed model lookup, with Triton's code and message (ModelLifeCycle::GetModel; model namespacing off,
+ * Triton's default): a name it does not know, or a known model without the asked or any ready version, is
+ * NOT_FOUND; an asked version that exists but is not ready is UNAVAILABLE.
  */
-function unknownModel(status: "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE", message: string): ServerError {
+function unknownModel(status: "NOT_FOUND" | "UNAVAILABLE", message: string): ServerError {
   return new ServerError(status, `Request for unknown model: ${message}`);
+}
+
+/** True when at least one version of the model is READY. */
+function servesAny(entry: ModelEntry | undefined): boolean {
+  if (!entry) return false;
+  for (const v of entry.versions.values()) if (v.state === "READY") return true;
+  return false;
+}
+
+/** Why a load left versions unavailable, in Triton's words; empty when it fully succeeded. */
+function loadFailures(entry: ModelEntry): string[] {
+  if (entry.failure !== undefined) return [entry.failure];
+  return [...entry.versions.values()]
+    .filter((v) => v.state !== "READY")
+    .map((v) => `version ${v.version} is at UNAVAILABLE state: ${v.reason};`);
 }
 
 /** True when the model loaded and every one of its versions is READY. */
@@ -101,7 +123,10 @@ function versionsAscending(entry: ModelEntry): VersionEntry[] {
 
 /** Creates the core and loads the startup models. */
 export async function createInferenceCore(options: InferenceCoreOptions): Promise<InferenceCoreHandle> {
-  const repository = resolve(options.modelRepository);
+  // Real path, so that symlinks cannot make a model directory look inside the repository when it is not.
+  const repository = await realpath(resolve(options.modelRepository)).catch(() =>
+    resolve(options.modelRepository),
+  );
   const logger = options.logger ?? createConsoleLogger();
   const clock = options.clock ?? createSystemClock();
   const mode = options.modelControlMode ?? "none";
@@ -115,34 +140,46 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
     crashParameter: options.crashWorkerParameter,
   };
   const models = new Map<string, ModelEntry>();
+  /** Loads and unloads of one name run one at a time (Triton's lifecycle serializes them too). */
+  const lifecycle = createKeyedSerializer();
   const startupModels = new Set<string>();
   let closed = false;
   let closing: Promise<void> | undefined;
 
-  const listRepository = async (): Promise<string[]> => {
-    const entries = await readdir(repository, { withFileTypes: true }).catch((error: unknown) => {
+  const listRepository = (): Promise<string[]> =>
+    listModelNames(repository).catch((error: unknown) => {
       throw new ServerError(
         "INVALID_ARG",
         `failed to read model repository '${repository}': ${String(error)}`,
       );
     });
-    return entries
-      .filter((e) => e.isDirectory() && !e.name.startsWith("."))
-      .map((e) => e.name)
-      .sort();
-  };
 
-  const load = async (name: string, override?: ModelConfig): Promise<ModelEntry> => {
-    const previous = models.get(name);
-    if (previous) await unloadModelEntry(previous, logger);
-    const entry = await loadModelFromRepository(ctx, name, override);
-    models.set(name, entry);
-    return entry;
-  };
+  /**
+   * Loads `name` (again) and returns the attempt. The version being replaced keeps serving until its
+   * successor is ready; when the new load fails while the old one serves, the old one stays, untouched,
+   * and what the attempt started is closed (Triton: a failed reload leaves the loaded model serving).
+   */
+  const load = (name: string, override?: ModelConfig): Promise<ModelEntry> =>
+    lifecycle.run(name, async () => {
+      const previous = models.get(name);
+      const next = await loadModelFromRepository(ctx, name, override);
+      if (closed) {
+        await unloadModelEntry(next, logger);
+        throw new ServerError("UNAVAILABLE", "Server is stopping");
+      }
+      if (previous && servesAny(previous) && loadFailures(next).length > 0) {
+        await unloadModelEntry(next, logger);
+        logger.warn(`failed to reload '${name}': the loaded versions keep serving`);
+        return next;
+      }
+      models.set(name, next);
+      if (previous) await unloadModelEntry(previous, logger);
+      return next;
+    });
 
   const resolveVersion = (model: string, version?: string): VersionEntry => {
     const entry = models.get(model);
-    if (!entry) throw unknownModel("INVALID_ARG", `'${model}' is not found`);
+    if (!entry) throw unknownModel("NOT_FOUND", `'${model}' is not found`);
     if (version !== undefined && version !== "" && version !== "-1") {
       const found = entry.versions.get(version);
       if (!found) throw unknownModel("NOT_FOUND", `'${model}' version ${version} is not found`);
@@ -219,7 +256,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       const entry = resolveVersion(request.model, request.version);
       let validated: ReturnType<typeof validateRequest>;
       try {
-        validated = validateRequest(entry.spec!, request);
+        validated = validateRequest(entry.spec!, request, options.maxBytesTensorElements);
       } catch (error) {
         entry.stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
         throw error;
@@ -228,9 +265,19 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
     },
     modelStatistics(model, version): readonly ModelStatistics[] {
       if (model === undefined || model === "") return readyVersions().map((v) => v.stats.statistics());
-      if (version !== undefined && version !== "") return [resolveVersion(model, version).stats.statistics()];
-      resolveVersion(model);
-      return readyVersions(model).map((v) => v.stats.statistics());
+      // Triton's TRITONSERVER_ServerModelStatistics: INVALID_ARG for a model with no ready version, and for
+      // a version that is not among the ready ones.
+      const ready = readyVersions(model);
+      if (ready.length === 0) {
+        throw new ServerError("INVALID_ARG", `requested model '${model}' is not available`);
+      }
+      if (version === undefined || version === "" || version === "-1")
+        return ready.map((v) => v.stats.statistics());
+      const found = ready.find((v) => v.version === version);
+      if (!found) {
+        throw new ServerError("INVALID_ARG", `requested model version is not available for model '${model}'`);
+      }
+      return [found.stats.statistics()];
     },
     async repositoryIndex(indexOptions) {
       const names = new Set([...(await listRepository()), ...models.keys()]);
@@ -261,35 +308,27 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
           `load of model '${model}' with request-supplied files is not supported yet`,
         );
       }
-      // A name with no directory in the repository fails Triton's poll: INTERNAL (500), and the name stays
-      // unknown to lookups (400), so no entry is made for it.
-      const found = await stat(join(repository, model)).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
-      if (!found) {
+      // A name that is not a directory directly inside the repository (a path, "..", a symlink out) fails
+      // Triton's poll as an unknown name does: INTERNAL (500), whatever exists on disk, and no entry is made.
+      if ((await resolveModelDirectory(repository, model)) === undefined) {
         throw new ServerError("INTERNAL", `failed to load '${model}', failed to poll from model repository`);
       }
       const override =
         loadOptions?.config !== undefined ? parseConfigOverride(model, loadOptions.config) : undefined;
-      const entry = await load(model, override);
-      const failures =
-        entry.failure !== undefined
-          ? [entry.failure]
-          : [...entry.versions.values()]
-              .filter((v) => v.state !== "READY")
-              .map((v) => `version ${v.version} is at UNAVAILABLE state: ${v.reason};`);
+      const failures = loadFailures(await load(model, override));
       if (failures.length > 0) {
         throw new ServerError("INVALID_ARG", `load failed for model '${model}': ${failures.join("\n")}`);
       }
     },
     async unloadModel(model) {
       if (mode !== "explicit") throw new ServerError("UNAVAILABLE", MODEL_CONTROL_DISABLED);
-      const entry = models.get(model);
-      if (!entry || ![...entry.versions.values()].some((v) => v.state === "READY")) {
-        throw new ServerError("INVALID_ARG", `Model to be unloaded has not been served: '${model}'`);
-      }
-      await unloadModelEntry(entry, logger);
+      await lifecycle.run(model, async () => {
+        const entry = models.get(model);
+        if (!entry || !servesAny(entry)) {
+          throw new ServerError("INVALID_ARG", `Model to be unloaded has not been served: '${model}'`);
+        }
+        await unloadModelEntry(entry, logger);
+      });
     },
     metricsSnapshot(): readonly ModelMetricsSnapshot[] {
       return [...models.values()].flatMap((m) =>
@@ -301,6 +340,8 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
     close() {
       closing ??= (async () => {
         closed = true;
+        // Loads in progress finish first (and close what they started, as the server is stopping).
+        await lifecycle.idle();
         await Promise.all([...models.values()].map((m) => unloadModelEntry(m, logger)));
       })();
       return closing;

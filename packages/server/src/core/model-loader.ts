@@ -29,6 +29,7 @@ import {
   validateModelIdentity,
   validateSchedulingConfig,
 } from "../repository/config-validate.js";
+import { ConfinementError, confinedPath, resolveModelDirectory } from "../repository/confinement.js";
 import { checkConfigAgainstModel } from "../repository/model-io-check.js";
 import { instanceGroupSpecs, type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
 import { selectVersions, versionDirectories } from "../repository/version-policy.js";
@@ -65,6 +66,7 @@ export interface ModelEntry {
 
 /** What loading needs from the core. */
 export interface LoaderContext {
+  /** The repository's real path (symlinks resolved): every model directory must lie directly under it. */
   readonly repository: string;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -80,11 +82,62 @@ function fail(
   throw new ServerError(status, message);
 }
 
+/** `relative` inside the model directory `dir`, or INVALID_ARG saying it must be (and nothing about outside). */
+async function modelFilePath(dir: string, under: string, relative: string, what: string): Promise<string> {
+  try {
+    return await confinedPath(dir, under, relative, what);
+  } catch (error) {
+    if (error instanceof ConfinementError) fail(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Refuses a config that names a file outside the model's directory, before anything loads: the model file
+ * of each version, cc_model_filenames, label files and warmup data files (read from `warmup/`, as Triton
+ * reads them). This is what keeps a config override from reading arbitrary files.
+ */
+async function checkConfigFiles(
+  dir: string,
+  config: ModelConfig,
+  versions: readonly number[],
+): Promise<void> {
+  const name = config.name ?? "";
+  const modelFile = config.default_model_filename || "model.onnx";
+  for (const v of versions) {
+    await modelFilePath(
+      dir,
+      String(v),
+      modelFile,
+      `default_model_filename '${modelFile}' of model '${name}'`,
+    );
+  }
+  for (const [cc, file] of Object.entries(config.cc_model_filenames ?? {})) {
+    for (const v of versions) {
+      await modelFilePath(dir, String(v), file, `cc_model_filenames['${cc}'] '${file}' of model '${name}'`);
+    }
+  }
+  for (const output of config.output ?? []) {
+    if (!output.label_filename) continue;
+    const what = `label_filename '${output.label_filename}' of output '${output.name}' of model '${name}'`;
+    await modelFilePath(dir, "", output.label_filename, what);
+  }
+  for (const warmup of config.model_warmup ?? []) {
+    for (const [input, data] of Object.entries(warmup.inputs ?? {})) {
+      if (!data.input_data_file) continue;
+      const what = `input_data_file '${data.input_data_file}' of input '${input}' of warmup '${warmup.name ?? ""}' of model '${name}'`;
+      await modelFilePath(dir, "warmup", data.input_data_file, what);
+    }
+  }
+}
+
 async function readLabels(dir: string, spec: ModelSpec): Promise<Map<string, string[]>> {
   const labels = new Map<string, string[]>();
   for (const output of spec.outputs) {
     if (output.labelFilename === "") continue;
-    const text = await readFile(join(dir, output.labelFilename), "utf8").catch(() =>
+    const what = `label_filename '${output.labelFilename}' of output '${output.name}' of model '${spec.name}'`;
+    const path = await modelFilePath(dir, "", output.labelFilename, what);
+    const text = await readFile(path, "utf8").catch(() =>
       fail(
         `unable to read label file '${output.labelFilename}' of output '${output.name}' for model '${spec.name}'`,
       ),
@@ -148,7 +201,9 @@ async function loadVersion(
   const started = ctx.clock.nowNs();
   const config = structuredClone(baseConfig);
   const name = config.name ?? "";
-  const modelPath = join(dir, entry.version, config.default_model_filename ?? "");
+  const modelFile = config.default_model_filename ?? "";
+  const what = `default_model_filename '${modelFile}' of model '${name}'`;
+  const modelPath = await modelFilePath(dir, entry.version, modelFile, what);
   if (!existsSync(modelPath)) fail(`unable to find '${modelPath}' for model '${name}'`, "UNAVAILABLE");
   // Instance groups need nothing from the model, so the first instance can start now: auto-complete and
   // the config check need the inputs and outputs its session reports.
@@ -220,14 +275,15 @@ export async function loadModelFromRepository(
   overrideConfig?: ModelConfig,
 ): Promise<ModelEntry> {
   const model: ModelEntry = { name, versions: new Map() };
-  const dir = join(ctx.repository, name);
   const { logger } = ctx;
   let config: ModelConfig;
   let versions: number[];
+  let dir: string;
   try {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() =>
-      fail(`failed to load '${name}', failed to poll from model repository`),
-    );
+    // A name that is not a directory directly inside the repository is unknown, whatever exists elsewhere.
+    const pollFailed = () => fail(`failed to load '${name}', failed to poll from model repository`);
+    dir = (await resolveModelDirectory(ctx.repository, name)) ?? pollFailed();
+    const entries = await readdir(dir, { withFileTypes: true }).catch(pollFailed);
     const configPath = join(dir, "config.pbtxt");
     if (overrideConfig) config = structuredClone(overrideConfig);
     else if (existsSync(configPath)) {
@@ -250,8 +306,12 @@ export async function loadModelFromRepository(
     if (unsupported) fail(unsupported, "UNSUPPORTED");
     versions = selectVersions(name, config.version_policy, available, logger);
     if (versions.length === 0) {
+      logger.warn(
+        `model '${name}' has no version directory with a model file: looked for '${join(dir, "<version>", filename)}'`,
+      );
       fail(`at least one version must be available under the version policy of model '${name}'`);
     }
+    await checkConfigFiles(dir, config, versions);
   } catch (error) {
     model.failure = statusText(error);
     logger.error(`failed to load '${name}': ${model.failure}`);

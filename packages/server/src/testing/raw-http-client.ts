@@ -18,16 +18,26 @@ export interface RawRequestOptions {
   readonly body?: Uint8Array | string;
 }
 
-/** Sends one request to `baseUrl + path` and resolves with the whole answer. */
+/**
+ * Sends one request to `baseUrl` with `path` as the request target, byte for byte (no URL parsing, so dot
+ * segments and percent-escapes reach the server as written), and resolves with the whole answer.
+ */
 export function rawRequest(
   baseUrl: string,
   path: string,
   options: RawRequestOptions = {},
 ): Promise<RawResponse> {
+  const base = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
-      baseUrl + path,
-      { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false },
+      {
+        hostname: base.hostname,
+        port: base.port,
+        path: base.pathname.replace(/\/$/, "") + path,
+        method: options.method ?? "GET",
+        headers: options.headers ?? {},
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
