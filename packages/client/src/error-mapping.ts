@@ -1,10 +1,10 @@
 /**
  * Maps a server's error answer (HTTP status or gRPC status code, plus its message) to the error classes.
  * Shared by both transports: the status picks a kind, then the message refines it, because Triton's status
- * codes are not always the right kind. Triton's core raises an unknown model name as INVALID_ARG (HTTP 400,
- * "Request for unknown model: 'x' is not found", model_repository_manager.cc) while a missing version is
- * NOT_FOUND (404, "... has no available versions"); before 24.01 every non-infer endpoint answered 400;
- * its queue-policy timeout is a 503 "Request timeout expired".
+ * codes are not always the right kind. With model namespacing off (its default) Triton answers an unknown
+ * model name or version NOT_FOUND (404, "Request for unknown model: 'x' is not found", ModelLifeCycle::
+ * GetModel), with namespacing on an unknown name is INVALID_ARG (400, the same words), and before 24.01
+ * every non-infer endpoint answered 400; its queue-policy timeout is a 503 "Request timeout expired".
  */
 import {
   AbortedError,

@@ -153,22 +153,36 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       assert.equal(answer.status, status, `${what}: ${answer.body.toString()}`);
       assert.equal(errorOf(answer), message, what);
     };
-    // A name the core never loaded (explicit mode): INVALID_ARG, 400.
+    // A name the core never loaded (explicit mode): NOT_FOUND, 404 (ModelLifeCycle::GetModel, namespacing
+    // off); statistics answer INVALID_ARG, 400, in TRITONSERVER_ServerModelStatistics' words.
     const never = "Request for unknown model: 'mlp' is not found";
-    await expect(rawRequest(url, "/v2/models/mlp"), 400, never, "metadata, never loaded");
-    await expect(rawRequest(url, "/v2/models/mlp/config"), 400, never, "config, never loaded");
-    await expect(rawRequest(url, "/v2/models/mlp/stats"), 400, never, "stats, never loaded");
-    await expect(infer("/v2/models/mlp/infer"), 400, never, "infer, never loaded");
+    await expect(rawRequest(url, "/v2/models/mlp"), 404, never, "metadata, never loaded");
+    await expect(rawRequest(url, "/v2/models/mlp/config"), 404, never, "config, never loaded");
+    await expect(infer("/v2/models/mlp/infer"), 404, never, "infer, never loaded");
+    const unavailable = "requested model 'mlp' is not available";
+    await expect(rawRequest(url, "/v2/models/mlp/stats"), 400, unavailable, "stats, never loaded");
+    await expect(
+      rawRequest(url, "/v2/models/mlp/ready"),
+      400,
+      "Model version not ready",
+      "ready, never loaded",
+    );
     // A load of a name with no directory fails Triton's poll (INTERNAL, 500) and leaves the name unknown.
     const absent = "failed to load 'absent', failed to poll from model repository";
     await expect(post("/v2/repository/models/absent/load", ""), 500, absent, "load, absent");
     const unknown = "Request for unknown model: 'absent' is not found";
-    await expect(rawRequest(url, "/v2/models/absent"), 400, unknown, "metadata, absent");
+    await expect(rawRequest(url, "/v2/models/absent"), 404, unknown, "metadata, absent");
     // A known model without the asked version: NOT_FOUND, 404.
     const noVersion = "Request for unknown model: 'simple' version 7 is not found";
     await expect(rawRequest(url, "/v2/models/simple/versions/7"), 404, noVersion, "metadata, version 7");
     await expect(rawRequest(url, "/v2/models/simple/versions/7/config"), 404, noVersion, "config, version 7");
-    await expect(rawRequest(url, "/v2/models/simple/versions/7/stats"), 404, noVersion, "stats, version 7");
+    const noStatsVersion = "requested model version is not available for model 'simple'";
+    await expect(
+      rawRequest(url, "/v2/models/simple/versions/7/stats"),
+      400,
+      noStatsVersion,
+      "stats, version 7",
+    );
     // An unloaded model: no available versions (NOT_FOUND, 404); its version not ready (UNAVAILABLE, 503).
     assert.equal((await post("/v2/repository/models/simple/unload", "")).status, 200);
     try {
@@ -178,6 +192,8 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       const notReady = "Request for unknown model: 'simple' version 1 is not at ready state";
       await expect(rawRequest(url, "/v2/models/simple/versions/1"), 503, notReady, "metadata, unloaded v1");
       await expect(infer("/v2/models/simple/versions/1/infer"), 503, notReady, "infer, unloaded v1");
+      const statsNone = "requested model 'simple' is not available";
+      await expect(rawRequest(url, "/v2/models/simple/stats"), 400, statsNone, "stats, unloaded");
       // Readiness keeps its bare 200/400 answer.
       await expect(rawRequest(url, "/v2/models/simple/ready"), 400, "Model version not ready", "ready");
     } finally {
@@ -338,7 +354,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
       [
         "unknown model",
         () => post("/v2/models/nope/infer", { inputs: [] }),
-        400,
+        404,
         "Request for unknown model: 'nope' is not found",
       ],
       [

@@ -325,13 +325,13 @@ describe("infer", () => {
 });
 
 describe("errors from the server", () => {
-  test("ModelNotFoundError for an unknown model (Triton's 400 'Request for unknown model')", async () => {
+  test("ModelNotFoundError for an unknown model (Triton's 404 'Request for unknown model')", async () => {
     await assert.rejects(
       client.infer("no_such_model", { inputs: simpleInputs().inputs, id: "r9" }),
       (e: unknown) => {
         assert.ok(e instanceof ModelNotFoundError);
         assert.equal(e.code, "NOT_FOUND");
-        assert.equal(e.status, 400);
+        assert.equal(e.status, 404);
         assert.equal(e.requestId, "r9");
         assert.equal(e.serverMessage, "Request for unknown model: 'no_such_model' is not found");
         return true;

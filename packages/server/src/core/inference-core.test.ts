@@ -101,10 +101,10 @@ describe("inference core end to end (simple, auto-completed config)", () => {
     ]);
   });
 
-  it("answers unknown models with Triton's INVALID_ARG and unknown versions with its NOT_FOUND", async () => {
+  it("answers unknown models and unknown versions with Triton's NOT_FOUND", async () => {
     await assert.rejects(core.infer({ model: "nope", inputs: [] }), {
       name: "ServerError",
-      status: "INVALID_ARG",
+      status: "NOT_FOUND",
       message: "Request for unknown model: 'nope' is not found",
     });
     await assert.rejects(core.infer({ model: "simple", version: "7", inputs: [] }), {
@@ -113,7 +113,7 @@ describe("inference core end to end (simple, auto-completed config)", () => {
     });
     assert.throws(
       () => core.modelMetadata("nope"),
-      (e: unknown) => e instanceof ServerError && e.status === "INVALID_ARG",
+      (e: unknown) => e instanceof ServerError && e.status === "NOT_FOUND",
     );
     assert.throws(() => core.modelConfig("simple", "7"), { name: "ServerError", status: "NOT_FOUND" });
   });
