@@ -1,155 +1,71 @@
-// Benchmark (a program, not a test): what Triton's dynamic batcher buys on CPU. Starts tbench-server on
-// examples/models with `heavy` (dynamic batching) and `heavy_nobatch` (same model, batching off), drives each
-// at concurrency 16 and 64 with tbench (the project's load generator, in a child process), reads the batch
-// sizes the batcher formed from the statistics API, then measures in-process onnxruntime-node throughput at
-// exactly those batch sizes (the limit a server could reach). Prints and writes bench-results/batching.{json,md}.
-// Run: npm run bench:batching
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+// Benchmark (a program, not a test): what Triton's dynamic batcher buys on CPU, and how close the server
+// comes to the limit that onnxruntime-node itself sets. Starts tbench-server on examples/models with
+// `heavy` (dynamic batching) and `heavy_nobatch` (the same model, batching off) and drives each at
+// concurrency 16 and 64 with the `tbench` command (built, in a child process). The limit of a run is the
+// in-process onnxruntime-node throughput at the largest batch the server may form there:
+// min(concurrency, max_batch_size) with dynamic batching, 1 without (each request then runs alone). It is
+// defined by the model and the load, never by the batches the batcher happened to form, and measured in
+// every round, interleaved with the server runs, the order rotating. Ratios: on/off is the median of
+// per-round ratios; share of the limit is median(server) / median(limit); a share above 100% is flagged
+// invalid. Writes bench-results/batching.{json,md}.
+// Run: npm run bench:batching   (quick smoke run: BENCH_QUICK=1 npm run bench:batching, or --quick;
+// it writes under the system's temporary folder unless BENCH_RESULTS_DIR or --out says where)
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import * as ort from "onnxruntime-node";
+import {
+  atLeast,
+  benchOptions,
+  median,
+  perRoundRatios,
+  ROOT,
+  rotate,
+  shareOfLimit,
+  spread,
+  startEnvironment,
+  writeResult,
+} from "../../../scripts/bench/bench-kit.js";
+import { runTbenchCli } from "../../../scripts/bench/run-tbench.js";
 import { silentLogger } from "../src/core/logger.js";
-import type { ModelStatistics } from "../src/core/types.js";
 import { startServer } from "../src/server.js";
+import {
+  type BatchingResult,
+  batchingMarkdown,
+  type CaseResult,
+  type ServerRound,
+} from "./batching-report.js";
+import { createInProcessLimit } from "./in-process-limit.js";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const options = benchOptions();
+const QUICK = options.quick;
 const REPOSITORY = join(ROOT, "examples/models");
-const OUT = join(ROOT, "bench-results");
-const TBENCH = join(ROOT, "packages/bench/src/cli/main.ts");
 const CONCURRENCIES = [16, 64];
 const MODELS = ["heavy", "heavy_nobatch"] as const;
-const WINDOW_MS = 3000;
-const INPUT_WIDTH = 256;
-/** Targets from the issue (2-core machine). */
-const TARGET_RATIO = 3;
-const TARGET_FRACTION_OF_LIMIT = 0.7;
+const ROUNDS = QUICK ? 2 : 5;
+const WINDOW_MS = QUICK ? 500 : 3000;
+/** How long each limit batch size runs per round: one tbench window. */
+const LIMIT_MS = WINDOW_MS;
+/** Targets (issue 3, 2-core machine). */
+const TARGET_ON_OFF_AT_16 = 3;
+const TARGET_SHARE_OF_LIMIT = 0.7;
 
-interface LoadFigures {
-  model: string;
+interface Case {
+  model: (typeof MODELS)[number];
   concurrency: number;
-  inferPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  errors: number;
-  stable: boolean;
-  avgBatchSize: number;
-  /** Executions per batch size in this run (from batch_stats deltas). */
-  batches: Record<string, number>;
+  dynamicBatching: boolean;
+  limitBatchSize: number;
 }
 
-interface TbenchLevel {
-  stable: boolean;
-  requestCount: number;
-  errorCount: number;
-  inferPerSec: number;
-  latency: { percentiles: Record<string, number> };
-}
-
-function runTbench(url: string, model: string, concurrency: number, jsonPath: string): Promise<TbenchLevel> {
-  const args = [
-    "--conditions=source",
-    "--import",
-    "tsx",
-    TBENCH,
-    "-m",
-    model,
-    "-u",
-    url.replace(/^http:\/\//, ""),
-    "--concurrency-range",
-    String(concurrency),
-    "-p",
-    String(WINDOW_MS),
-    "-r",
-    "3",
-    "-s",
-    "50",
-    "--warmup-request-count",
-    String(concurrency * 8),
-    "--input-data",
-    "random",
-    "--json",
-    jsonPath,
+function tbenchArgs(url: string, c: Case): string[] {
+  return [
+    ...["-m", c.model, "-u", url.replace(/^http:\/\//, "")],
+    ...["--concurrency-range", String(c.concurrency), "-p", String(WINDOW_MS), "-r", "3", "-s", "50"],
+    ...["--warmup-request-count", String(c.concurrency * 8), "--input-data", "random"],
   ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", async (code) => {
-      try {
-        const result = JSON.parse(await readFile(jsonPath, "utf8")) as { levels: TbenchLevel[] };
-        const level = result.levels[0];
-        if (level === undefined) throw new Error("no level measured");
-        resolve(level);
-      } catch (error) {
-        reject(new Error(`tbench exited ${code}: ${(error as Error).message}\n${output}`));
-      }
-    });
-  });
-}
-
-function statsOf(stats: readonly ModelStatistics[]): ModelStatistics {
-  const s = stats[0];
-  if (s === undefined) throw new Error("no statistics");
-  return s;
-}
-
-function batchDelta(before: ModelStatistics, after: ModelStatistics): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const b of after.batch_stats) {
-    const previous = before.batch_stats.find((p) => p.batch_size === b.batch_size)?.compute_infer.count ?? 0;
-    const delta = b.compute_infer.count - previous;
-    if (delta > 0) counts[String(b.batch_size)] = delta;
-  }
-  return counts;
-}
-
-/** How many interleaved rounds the in-process limit takes, and timed runs per batch size per round. */
-const LIMIT_ROUNDS = 5;
-const LIMIT_RUNS_PER_ROUND = 8;
-/** Percentile of the in-process run times taken as a batch size's cost: the median, what a run typically
- * costs here (a low percentile would credit the limit with only its luckiest runs). */
-const LIMIT_PERCENTILE = 0.5;
-
-/**
- * In-process run time per batch size, ms: every size is timed in each of several interleaved rounds (so a
- * burst of load from elsewhere hits all sizes alike), one session with one intra-op thread.
- */
-async function inProcessRunMs(
-  session: ort.InferenceSession,
-  sizes: readonly number[],
-): Promise<Map<number, number>> {
-  const feeds = new Map<number, Record<string, ort.Tensor>>();
-  for (const size of sizes) {
-    const data = new Float32Array(size * INPUT_WIDTH);
-    for (let i = 0; i < data.length; i++) data[i] = Math.sin(i);
-    feeds.set(size, { input: new ort.Tensor("float32", data, [size, INPUT_WIDTH]) });
-    for (let i = 0; i < 3; i++) await session.run(feeds.get(size)!);
-  }
-  const times = new Map<number, number[]>(sizes.map((size) => [size, []]));
-  for (let round = 0; round < LIMIT_ROUNDS; round++) {
-    for (const size of sizes) {
-      for (let i = 0; i < LIMIT_RUNS_PER_ROUND; i++) {
-        const start = performance.now();
-        await session.run(feeds.get(size)!);
-        times.get(size)!.push(performance.now() - start);
-      }
-    }
-  }
-  const result = new Map<number, number>();
-  for (const [size, list] of times) {
-    list.sort((a, b) => a - b);
-    result.set(size, list[Math.floor(list.length * LIMIT_PERCENTILE)]!);
-  }
-  return result;
 }
 
 async function main(): Promise<void> {
-  const loadBefore = loadavg()[0]!;
+  const finishEnvironment = startEnvironment(options);
   const server = await startServer({
     modelRepository: REPOSITORY,
     httpPort: 0,
@@ -159,145 +75,126 @@ async function main(): Promise<void> {
     logger: silentLogger,
   });
   const work = await mkdtemp(join(tmpdir(), "tbench-batching-"));
-  const figures: LoadFigures[] = [];
+  const heavy = server.core.modelConfig("heavy");
+  const input = heavy.input?.[0];
+  if (input?.name === undefined || input.dims === undefined) throw new Error("heavy: no input in its config");
+  const limit = await createInProcessLimit({
+    path: join(REPOSITORY, "heavy/1/model.onnx"),
+    inputName: input.name,
+    width: Number(input.dims[0]),
+    intraOpThreads: Number(heavy.parameters?.["intra_op_thread_count"]?.string_value || "1"),
+    interOpThreads: 1,
+  });
+  const cases: Case[] = CONCURRENCIES.flatMap((concurrency) =>
+    MODELS.map((model) => {
+      const config = server.core.modelConfig(model);
+      const dynamicBatching = config.dynamic_batching !== undefined;
+      const maxBatchSize = Number(config.max_batch_size ?? 0);
+      return {
+        model,
+        concurrency,
+        dynamicBatching,
+        limitBatchSize: dynamicBatching ? Math.min(concurrency, Math.max(1, maxBatchSize)) : 1,
+      };
+    }),
+  );
+  const limitSizes = [...new Set(cases.map((c) => c.limitBatchSize))].sort((a, b) => a - b);
+  const serverRounds = new Map<Case, ServerRound[]>(cases.map((c) => [c, []]));
+  const limitRounds = new Map<number, number[]>(limitSizes.map((size) => [size, []]));
+  const orders: string[][] = [];
+  const label = (c: Case) => `${c.model} c=${c.concurrency}`;
   try {
-    for (const concurrency of CONCURRENCIES) {
-      for (const model of MODELS) {
-        const before = statsOf(server.core.modelStatistics(model));
-        const level = await runTbench(
-          server.httpUrl,
-          model,
-          concurrency,
-          join(work, `${model}-${concurrency}.json`),
-        );
-        const after = statsOf(server.core.modelStatistics(model));
-        const executions = after.execution_count - before.execution_count;
-        const figure: LoadFigures = {
-          model,
-          concurrency,
-          inferPerSec: level.inferPerSec,
-          p50Ms: (level.latency.percentiles["50"] ?? Number.NaN) / 1000,
-          p99Ms: (level.latency.percentiles["99"] ?? Number.NaN) / 1000,
-          requests: level.requestCount,
-          errors: level.errorCount,
-          stable: level.stable,
-          avgBatchSize: executions > 0 ? (after.inference_count - before.inference_count) / executions : 0,
-          batches: batchDelta(before, after),
-        };
-        figures.push(figure);
-        console.log(
-          `${model} c=${concurrency}: ${figure.inferPerSec.toFixed(0)} infer/s, p50 ${figure.p50Ms.toFixed(2)} ms, ` +
-            `p99 ${figure.p99Ms.toFixed(2)} ms, avg batch ${figure.avgBatchSize.toFixed(2)}${figure.stable ? "" : " (unstable)"}`,
-        );
-      }
+    type Task = { name: string; run: () => Promise<void> };
+    const tasks: Task[] = [
+      ...cases.map((c) => ({
+        name: label(c),
+        run: async () => {
+          const level = await runTbenchCli(
+            tbenchArgs(server.httpUrl, c),
+            join(work, `${c.model}-${c.concurrency}.json`),
+          );
+          serverRounds.get(c)!.push({
+            inferPerSec: level.inferPerSec,
+            p50Ms: level.p50Us / 1000,
+            p99Ms: level.p99Us / 1000,
+            avgBatchSize: level.avgBatchSize,
+            status: level.status,
+            errors: level.errorCount,
+            overheadWarning: level.overheadWarning,
+          });
+          console.log(
+            `${label(c)}: ${level.inferPerSec.toFixed(0)} infer/s, avg batch ${level.avgBatchSize?.toFixed(2)}, ` +
+              `${level.status}`,
+          );
+        },
+      })),
+      {
+        name: "in-process limit",
+        run: async () => {
+          for (const size of limitSizes) {
+            const rate = await limit.measure(size, LIMIT_MS);
+            limitRounds.get(size)!.push(rate);
+            console.log(`in-process batch ${size}: ${rate.toFixed(0)} infer/s`);
+          }
+        },
+      },
+    ];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = rotate(tasks, round);
+      orders.push(order.map((t) => t.name));
+      console.log(`round ${round + 1}/${ROUNDS}: ${orders[round]!.join(", ")}`);
+      for (const task of order) await task.run();
     }
   } finally {
+    await limit.close();
     await server.close();
     await rm(work, { recursive: true, force: true });
   }
 
-  // The limit: the same model in-process, one session, one intra-op thread (as the config's instance), at
-  // the batch sizes the batcher formed, weighted by how many batches of each size ran.
-  const session = await ort.InferenceSession.create(join(REPOSITORY, "heavy/1/model.onnx"), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-  });
-  const sizes = [...new Set(figures.flatMap((f) => Object.keys(f.batches).map(Number)))].sort(
-    (a, b) => a - b,
-  );
-  const runMs = await inProcessRunMs(session, sizes);
-  const limits: { concurrency: number; model: string; limitInferPerSec: number; fraction: number }[] = [];
-  for (const figure of figures) {
-    let rows = 0;
-    let ms = 0;
-    for (const [size, count] of Object.entries(figure.batches)) {
-      rows += Number(size) * count;
-      ms += runMs.get(Number(size))! * count;
-    }
-    const limitInferPerSec = ms > 0 ? (rows / ms) * 1000 : 0;
-    limits.push({
-      concurrency: figure.concurrency,
-      model: figure.model,
-      limitInferPerSec,
-      fraction: limitInferPerSec > 0 ? figure.inferPerSec / limitInferPerSec : 0,
-    });
-  }
-  await session.release();
-
-  const find = (model: string, concurrency: number) =>
-    figures.find((f) => f.model === model && f.concurrency === concurrency)!;
-  const limitOf = (model: string, concurrency: number) =>
-    limits.find((l) => l.model === model && l.concurrency === concurrency)!;
-  const comparisons = CONCURRENCIES.map((concurrency) => {
-    const on = find("heavy", concurrency);
-    const off = find("heavy_nobatch", concurrency);
+  const caseResults: CaseResult[] = cases.map((c) => {
+    const rounds = serverRounds.get(c)!;
+    const limitRates = limitRounds.get(c.limitBatchSize)!;
+    const share = median(rounds.map((r) => r.inferPerSec)) / median(limitRates);
+    const target = c.dynamicBatching ? TARGET_SHARE_OF_LIMIT : null;
     return {
-      concurrency,
-      ratioOnOff: on.inferPerSec / off.inferPerSec,
-      fractionOfLimit: limitOf("heavy", concurrency).fraction,
-      limitInferPerSec: limitOf("heavy", concurrency).limitInferPerSec,
+      ...c,
+      rounds,
+      server: spread(rounds.map((r) => r.inferPerSec)),
+      limit: spread(limitRates),
+      shareOfLimit: share,
+      target,
+      // Without a target, only a share above 100% earns a verdict: the run is then invalid.
+      verdict: target !== null ? shareOfLimit(share, target) : share > 1 ? shareOfLimit(share, 0) : null,
     };
   });
-  const loadAfter = loadavg()[0]!;
-  const environment = {
-    date: new Date().toISOString(),
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? "unknown",
-    node: process.version,
-    loadAverageBefore: loadBefore,
-    loadAverageAfter: loadAfter,
-    note: "one run on a shared machine: the load averages tell what else was running; ratios are what to compare.",
+  const onOff = CONCURRENCIES.map((concurrency) => {
+    const rates = (model: string) =>
+      caseResults
+        .find((c) => c.model === model && c.concurrency === concurrency)!
+        .rounds.map((r) => r.inferPerSec);
+    const perRound = perRoundRatios(rates("heavy"), rates("heavy_nobatch"));
+    const ratio = median(perRound);
+    const target = concurrency === 16 ? TARGET_ON_OFF_AT_16 : null;
+    return { concurrency, perRound, ratio, target, verdict: target === null ? null : atLeast(ratio, target) };
+  });
+  const result: BatchingResult = {
+    benchmark:
+      "dynamic batching on (heavy) vs off (heavy_nobatch) through tbench-server, and each against the in-process limit",
+    environment: finishEnvironment(),
+    settings: { rounds: ROUNDS, windowMs: WINDOW_MS, limitMs: LIMIT_MS, concurrencies: CONCURRENCIES },
+    targets: { onOffAtConcurrency16: TARGET_ON_OFF_AT_16, shareOfLimit: TARGET_SHARE_OF_LIMIT },
+    cases: caseResults,
+    limits: limitSizes.map((batchSize) => ({
+      batchSize,
+      rounds: limitRounds.get(batchSize)!,
+      ...spread(limitRounds.get(batchSize)!),
+    })),
+    onOff,
+    orders,
   };
-  const result = {
-    benchmark: "dynamic batching on (heavy) vs off (heavy_nobatch), tbench closed loop, one run",
-    environment,
-    targets: { ratioOnOffAtConcurrency16: TARGET_RATIO, fractionOfLimit: TARGET_FRACTION_OF_LIMIT },
-    runs: figures,
-    inProcessRunMsByBatchSize: Object.fromEntries([...runMs].sort((a, b) => a[0] - b[0])),
-    limits,
-    comparisons,
-  };
-  const lines = [
-    "# Dynamic batching: heavy (on) vs heavy_nobatch (off)",
-    "",
-    `${environment.date}, ${environment.cpus} CPUs (${environment.cpuModel}), Node ${environment.node}. ` +
-      `Load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (anything above ~1 means other ` +
-      "work shared the CPU and the figures are noisier). Server in-process (HTTP on the main " +
-      `thread, one model instance in a worker thread, one intra-op thread); load from tbench in a child process, ` +
-      `closed loop, ${WINDOW_MS / 1000} s windows (up to 3), binary tensors, batch 1 per request.`,
-    "",
-    "| Model | Concurrency | infer/s | p50 ms | p99 ms | avg batch | in-process limit infer/s | fraction of limit |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...figures.map((f) => {
-      const l = limitOf(f.model, f.concurrency);
-      return (
-        `| ${f.model} | ${f.concurrency} | ${f.inferPerSec.toFixed(0)} | ${f.p50Ms.toFixed(2)} | ${f.p99Ms.toFixed(2)} | ` +
-        `${f.avgBatchSize.toFixed(2)} | ${l.limitInferPerSec.toFixed(0)} | ${(l.fraction * 100).toFixed(0)}%${f.stable ? "" : " (unstable)"} |`
-      );
-    }),
-    "",
-    "| Concurrency | batching on/off | target | heavy vs in-process limit | target |",
-    "| --- | --- | --- | --- | --- |",
-    ...comparisons.map(
-      (c) =>
-        `| ${c.concurrency} | ${c.ratioOnOff.toFixed(2)}x | ${c.concurrency === 16 ? `>= ${TARGET_RATIO}x` : "-"} | ` +
-        `${(c.fractionOfLimit * 100).toFixed(0)}% | >= ${TARGET_FRACTION_OF_LIMIT * 100}% |`,
-    ),
-    "",
-    "The in-process limit runs the same model file in this process (onnxruntime-node, one session, one intra-op " +
-      "thread) at every batch size the batcher formed, weighted by how many batches of each size ran; each size's " +
-      `cost is the ${LIMIT_PERCENTILE * 100}th percentile of ${LIMIT_ROUNDS * LIMIT_RUNS_PER_ROUND} runs in ` +
-      `${LIMIT_ROUNDS} interleaved rounds: ` +
-      Object.entries(result.inProcessRunMsByBatchSize)
-        .map(([size, ms]) => `batch ${size}: ${(ms as number).toFixed(2)} ms`)
-        .join(", ") +
-      ".",
-    "",
-  ];
-  await mkdir(OUT, { recursive: true });
-  await writeFile(join(OUT, "batching.json"), `${JSON.stringify(result, null, 2)}\n`);
-  await writeFile(join(OUT, "batching.md"), lines.join("\n"));
-  console.log(`\n${lines.join("\n")}`);
+  const markdown = batchingMarkdown(result);
+  const paths = await writeResult(options, "batching", result, markdown);
+  console.log(`\n${markdown}\nwrote ${paths.join(", ")}`);
 }
 
 main().catch((error: unknown) => {
