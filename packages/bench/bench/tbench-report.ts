@@ -92,7 +92,7 @@ export function tbenchMarkdown(r: TbenchBenchResult): string {
       "tbench through a recording proxy and replayed byte for byte by the others. tbench-server in a child " +
       "process, `identity_fp32`. Each load generator in its own process with one event loop or thread: " +
       `the \`tbench\` command as users run it (\`tbench ${r.tbenchArgs.join(" ")}\`, built, with its profiler, ` +
-      "statistics reads and overhead monitor; its figure is the rate over its 3 stable windows), autocannon " +
+      "statistics reads and overhead monitor; its figure is the rate it reports, over its last 3 windows), autocannon " +
       `(its API in a child process: its CLI reads a body file as text) with ${s.warmupS} s warm-up then ` +
       `${s.durationS} s, ` +
       (withWrk
