@@ -100,7 +100,9 @@ export function tbenchMarkdown(r: TbenchBenchResult): string {
         : "and **wrk: not installed here, skipped** (Debian: `apt-get install wrk`)."),
     "",
     `${s.rounds} rounds per connection count, the order rotating each round. Ratios are medians of per-round ` +
-      "ratios; tbench / strongest divides by the faster of the other tools in each round.",
+      (withWrk
+        ? "ratios; tbench / strongest divides by the faster of the other tools in each round."
+        : "ratios."),
     "",
     "| Connections | " +
       contenders.map((c) => `${c} req/s, median (min-max)`).join(" | ") +
