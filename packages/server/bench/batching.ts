@@ -26,8 +26,7 @@ import {
   writeResult,
 } from "../../../scripts/bench/bench-kit.js";
 import { runTbenchCli } from "../../../scripts/bench/run-tbench.js";
-import { silentLogger } from "../src/core/logger.js";
-import { startServer } from "../src/server.js";
+import { silentLogger, startServer } from "../src/index.js";
 import {
   type BatchingResult,
   batchingMarkdown,
