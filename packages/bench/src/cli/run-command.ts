@@ -288,6 +288,7 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
       requestCount: config.requestCount,
       stabilityPercent: config.stabilityPercent,
       maxTrials: config.maxTrials,
+      asyncMode: config.async,
       percentile: config.percentile,
       percentiles,
       latencyThresholdMs: config.latencyThresholdMs,

@@ -5,12 +5,7 @@ import { stabilizingLatencyUs, summarizeWindows } from "./measurement.js";
 import type { MetricsScraper } from "./metrics-scraper.js";
 import type { OverheadMonitor } from "./overhead-monitor.js";
 import { diffServerStats, type ModelTree, type StatsSnapshot } from "./server-stats.js";
-import {
-  hopelesslyOverThreshold,
-  isStable,
-  STABILITY_WINDOW_COUNT,
-  type StabilitySample,
-} from "./stability.js";
+import { anyOverThreshold, isStable, STABILITY_WINDOW_COUNT, type StabilitySample } from "./stability.js";
 
 /** How a level ended. Only `latency_threshold` (and `interrupted`) stop a sweep by themselves. */
 export type LevelStatus = "ok" | "unstable" | "error_rate" | "latency_threshold" | "no_data" | "interrupted";
@@ -51,6 +46,11 @@ export interface LevelProfilerOptions {
   requestCount: number;
   stabilityPercent: number;
   maxTrials: number;
+  /**
+   * perf_analyzer's async mode (`--async`; tbench's request-rate mode without `--sync`): when the windows run
+   * out with throughput stable but latency not, the level is accepted with a warning.
+   */
+  asyncMode: boolean;
   /** `--percentile`, or `undefined` to stabilize on the average latency. */
   percentile: number | undefined;
   /** Percentiles to report (50, 90, 95, 99, 99.9 and `--percentile`). */
@@ -62,6 +62,16 @@ export interface LevelProfilerOptions {
   onProgress?: (progress: WindowProgress) => void;
   /** Called after each window (verbose "Pass [n]" lines). */
   onWindow?: (level: LoadLevel, index: number, window: Measurement) => void;
+  /** The clock windows are timed with; tests pass a fake one. Default: the real clock and timers. */
+  clock?: ProfilerClock;
+}
+
+/** What the profiler reads the time from and waits with. */
+export interface ProfilerClock {
+  /** Epoch milliseconds. */
+  now(): number;
+  /** Resolves after `ms` milliseconds, or at once when `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Measures levels one after the other against a running load driver. */
@@ -73,6 +83,10 @@ export interface LevelProfiler {
 const COUNT_WINDOW_MIN_MS = 1000;
 const POLL_MS = 20;
 const PROGRESS_MS = 250;
+
+/** perf_analyzer's words when it accepts a level whose throughput is stable but whose latency is not. */
+export const LATENCY_NOT_STABILIZING_WARNING =
+  "Warning: Request latency is not stabilizing. Please try lowering the request rate.";
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -90,6 +104,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** Creates a profiler following perf_analyzer's measurement loop (windows until 3 agree, at most -r). */
 export function createLevelProfiler(options: LevelProfilerOptions): LevelProfiler {
   const { driver, signal } = options;
+  const clock = options.clock ?? { now: nowMs, sleep };
 
   async function waitForWindow(level: LoadLevel, index: number, startMs: number): Promise<void> {
     let lastProgress = 0;
@@ -102,7 +117,7 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
     const minMs =
       options.requestCount > 0 ? 0 : options.measurementMode === "count_windows" ? COUNT_WINDOW_MIN_MS : 0;
     while (!signal.aborted) {
-      const elapsedMs = nowMs() - startMs;
+      const elapsedMs = clock.now() - startMs;
       const completed = driver.completedCount();
       if (target === 0 && elapsedMs >= options.measurementIntervalMs) return;
       if (target > 0 && completed >= target && elapsedMs >= minMs) return;
@@ -111,7 +126,7 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
         options.onProgress({ level, window: index, completed, elapsedMs });
       }
       const remaining = target === 0 ? options.measurementIntervalMs - elapsedMs : POLL_MS;
-      await sleep(
+      await clock.sleep(
         Math.max(1, Math.min(remaining, PROGRESS_MS, target === 0 ? PROGRESS_MS : POLL_MS)),
         signal,
       );
@@ -136,7 +151,7 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
       // The statistics call leaves in the same tick as the swap, so both ends start the window together.
       const firstStats = readStats();
       await driver.collect();
-      let windowStart = nowMs();
+      let windowStart = clock.now();
       let statsBefore = await firstStats;
       options.scraper?.take();
       options.overhead.begin();
@@ -151,7 +166,7 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
         await waitForWindow(level, trial + 1, windowStart);
         const statsPromise = readStats();
         const part = await driver.collect();
-        const windowEnd = nowMs();
+        const windowEnd = clock.now();
         const overhead = options.overhead.end();
         options.overhead.begin();
         const statsAfter = await statsPromise;
@@ -176,17 +191,27 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
         options.onWindow?.(level, trial + 1, summary);
         samples.push({
           inferPerSec: summary.inferPerSec,
-          latencyUs: stabilizingLatencyUs(summary, options.percentile),
+          // perf_analyzer records a failed window as 0 infer/s and the largest latency there is.
+          latencyUs:
+            summary.requestCount === 0
+              ? Number.POSITIVE_INFINITY
+              : stabilizingLatencyUs(summary, options.percentile),
         });
         if (options.requestCount > 0) break;
         if (isStable(samples, options.stabilityPercent)) {
           stable = true;
           break;
         }
-        if (hopelesslyOverThreshold(samples, options.latencyThresholdMs)) {
+        if (anyOverThreshold(samples, options.latencyThresholdMs)) {
           overThreshold = true;
           break;
         }
+      }
+      // perf_analyzer (ProfileHelper): in async mode, once the windows are done (all -r of them, or stopped
+      // by the latency threshold), a level whose last 3 throughputs are stable is accepted with a warning.
+      if (!stable && options.asyncMode && isStable(samples, options.stabilityPercent, false)) {
+        stable = true;
+        messages.push(LATENCY_NOT_STABILIZING_WARNING);
       }
 
       const merged =
@@ -209,17 +234,24 @@ export function createLevelProfiler(options: LevelProfilerOptions): LevelProfile
       }
       if (merged !== undefined && status === "ok") {
         const latencyMs = stabilizingLatencyUs(merged, options.percentile) / 1000;
-        if (overThreshold || (options.latencyThresholdMs > 0 && latencyMs >= options.latencyThresholdMs)) {
+        const mergedOver = options.latencyThresholdMs > 0 && latencyMs >= options.latencyThresholdMs;
+        // A stable level is judged by its merged latency alone, as perf_analyzer judges it, even when one
+        // of its windows went over; an unstable one that stopped early on the threshold is over it.
+        if (mergedOver || (!stable && overThreshold)) {
           status = "latency_threshold";
           messages.push(`Measured latency went over the set limit of ${options.latencyThresholdMs} msec. `);
         } else if (signal.aborted) {
           status = "interrupted";
         } else if (!stable) {
           status = "unstable";
+          const flag =
+            options.measurementMode === "count_windows"
+              ? "--measurement-request-count"
+              : "--measurement-interval";
           messages.push(
             level.mode === "concurrency"
               ? `Failed to obtain stable measurement within ${options.maxTrials} measurement windows for ` +
-                  `concurrency ${level.value}. Please try to increase the --measurement-interval.`
+                  `concurrency ${level.value}. Please try to increase the ${flag}.`
               : "Failed to obtain stable measurement.",
           );
         }
