@@ -18,9 +18,13 @@ export interface SweepOptions {
   profile(level: LoadLevel): Promise<LevelResult>;
 }
 
-/** Whether a level passes: measured, under the latency threshold, and under the error-rate limit. */
+/**
+ * Whether a level passes in a binary search: stable (or accepted by the async fallback), under the latency
+ * threshold and under the error-rate limit. perf_analyzer's `meets_threshold` is false for an unstable
+ * level too, so the search goes below a level it could not measure reliably.
+ */
 export function meetsThreshold(result: LevelResult): boolean {
-  return result.status === "ok" || result.status === "unstable";
+  return result.status === "ok";
 }
 
 /** Whether the sweep must stop after this level. */
@@ -35,11 +39,17 @@ function round(mode: LoadLevel["mode"], value: number): number {
   return mode === "concurrency" ? Math.round(value) : Math.round(value * 1e6) / 1e6;
 }
 
+/** The middle of a binary search step: perf_analyzer's `(end + start) / 2`, an integer division for concurrency. */
+function middle(mode: LoadLevel["mode"], low: number, high: number): number {
+  return mode === "concurrency" ? Math.floor((low + high) / 2) : round(mode, (low + high) / 2);
+}
+
 /**
  * Visits the levels: linearly from start to end by step (end 0: until a level goes over the latency
- * threshold), or by binary search between start and end with step as the precision, as perf_analyzer does.
- * Unlike perf_analyzer, an unstable level is reported and the sweep goes on; a level over the error-rate
- * limit is marked failed and the sweep goes on unless `stopOnError`.
+ * threshold), or by binary search between start and end with step as the precision, as perf_analyzer does
+ * (start must pass, then end must fail, then halve until the bracket is no wider than step). Unlike
+ * perf_analyzer, an unstable level does not end a linear sweep; a level over the error-rate limit is marked
+ * failed and the sweep goes on unless `stopOnError`.
  */
 export async function runSweep(options: SweepOptions): Promise<LevelResult[]> {
   const { range, signal } = options;
@@ -66,7 +76,7 @@ export async function runSweep(options: SweepOptions): Promise<LevelResult[]> {
   const last = await visit(high);
   if (meetsThreshold(last) || signal.aborted) return results;
   while (high - low > range.step && !signal.aborted) {
-    const mid = round(range.mode, (low + high) / 2);
+    const mid = middle(range.mode, low, high);
     if (mid === low || mid === high) break;
     const result = await visit(mid);
     if (meetsThreshold(result)) low = mid;
