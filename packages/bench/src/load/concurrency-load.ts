@@ -10,61 +10,80 @@ export interface ConcurrencyLoadOptions {
   tickets: RequestTicket;
 }
 
-/** Closed-loop load: N contexts, each keeping exactly one request in flight. */
+/** Closed-loop load: a target number of requests kept in flight. */
 export interface ConcurrencyLoad {
-  /** Grows or shrinks the number of contexts; shrinking lets the extra contexts finish their request. */
+  /**
+   * Sets the number of requests kept in flight. Growing sends the missing requests at once; shrinking sends
+   * nothing new until enough of the requests in flight have completed (they are never cancelled).
+   */
   setConcurrency(contexts: number): void;
   readonly concurrency: number;
-  /** Stops all contexts and resolves when their last requests have completed. */
+  /** Requests sent and not yet completed. Never above the target, except right after a shrink. */
+  readonly inFlight: number;
+  /** Stops sending and resolves when the requests in flight have completed. */
   stop(): Promise<void>;
 }
 
 /**
  * Creates closed-loop load. perf_analyzer's `--sync` (one thread per context) and `--async` (callbacks) do
- * the same thing here: each context awaits its response before sending the next request.
+ * the same thing here: a request is sent only while fewer than the target are in flight, so, as with
+ * perf_analyzer's context tracker (a slot is taken at the send and given back at the response), a shrink
+ * followed by a grow while a request is stalled never puts more than the target in flight.
  */
 export function createConcurrencyLoad(options: ConcurrencyLoadOptions): ConcurrencyLoad {
   const { sender, recorder, tickets } = options;
-  // active[i] says whether context i should keep going; a context checks it before each send.
-  const active: boolean[] = [];
-  const running = new Set<Promise<void>>();
   let target = 0;
+  let inFlight = 0;
+  const drained: (() => void)[] = [];
 
-  async function runContext(id: number): Promise<void> {
-    while (active[id] === true) {
-      const index = tickets.take();
-      if (index < 0) break;
-      const sentMs = nowMs();
-      recorder.recordSent(0, false);
-      try {
-        await sender.send(index);
-        recorder.recordSuccess(sentMs, sentMs, nowMs());
-      } catch (error) {
-        recorder.recordError(classifyError(error), sentMs, nowMs());
-      }
+  function complete(): void {
+    inFlight -= 1;
+    if (inFlight === 0 && drained.length > 0) {
+      for (const resolve of drained.splice(0)) resolve();
     }
-    active[id] = false;
+    fill();
   }
 
-  function start(id: number): void {
-    active[id] = true;
-    const done = runContext(id).finally(() => running.delete(done));
-    running.add(done);
+  function launch(index: number): void {
+    inFlight += 1;
+    const sentMs = nowMs();
+    recorder.recordSent(0, false);
+    sender.send(index).then(
+      () => {
+        recorder.recordSuccess(sentMs, sentMs, nowMs());
+        complete();
+      },
+      (error: unknown) => {
+        recorder.recordError(classifyError(error), sentMs, nowMs());
+        complete();
+      },
+    );
+  }
+
+  /** Sends until the target is in flight (or the request budget is spent). */
+  function fill(): void {
+    while (inFlight < target) {
+      const index = tickets.take();
+      if (index < 0) return;
+      launch(index);
+    }
   }
 
   return {
     setConcurrency(contexts) {
       target = contexts;
-      for (let id = 0; id < contexts; id++) if (active[id] !== true) start(id);
-      for (let id = contexts; id < active.length; id++) active[id] = false;
+      fill();
     },
     get concurrency() {
       return target;
     },
-    async stop() {
-      for (let id = 0; id < active.length; id++) active[id] = false;
+    get inFlight() {
+      return inFlight;
+    },
+    stop() {
       target = 0;
-      await Promise.all([...running]);
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => drained.push(resolve));
     },
   };
 }
