@@ -11,6 +11,8 @@ export interface FakeV2ServerOptions {
   /** Answer infer requests with this status instead of 200 (every `failEvery`-th request). */
   failStatus?: number;
   failEvery?: number;
+  /** Answer every infer request this many milliseconds after it arrived (a server of fixed latency). */
+  latencyMs?: number;
 }
 
 /** A running fake server. */
@@ -62,6 +64,14 @@ export async function startFakeV2Server(options: FakeV2ServerOptions = {}): Prom
           timers.delete(timer);
           send(res, 200, inferBody);
         }, options.stallMs ?? 500);
+        timers.add(timer);
+        return;
+      }
+      if (options.latencyMs !== undefined) {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          send(res, 200, inferBody);
+        }, options.latencyMs);
         timers.add(timer);
         return;
       }

@@ -7,7 +7,7 @@ export function nowMs(): number {
 }
 
 /**
- * A send counts as late when it leaves this long after its scheduled time. Node's timers wake up to about a
- * millisecond after their due time as a matter of course, so lag below this is timer granularity, not load.
+ * A send counts as late ("Delayed Request Count") when it leaves more than this after its scheduled time:
+ * perf_analyzer's `delay_tolerance_` of its request-rate worker (1 ms).
  */
-export const LATE_SEND_THRESHOLD_MS = 2;
+export const LATE_SEND_THRESHOLD_MS = 1;

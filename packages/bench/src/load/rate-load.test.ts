@@ -67,5 +67,15 @@ describe("rate load", { timeout: 10_000 }, () => {
     // ... but the late ones were answered at once after they left: the uncorrected p50 is small while the
     // corrected one includes their wait for a slot.
     assert.ok(part.latency.getValueAtPercentile(50) > part.uncorrected!.getValueAtPercentile(50));
+    // The wait for a slot is the server's doing: it is in the latency and the late count, not in tbench's
+    // own send delay (a send leaves in the same callback that freed its slot). The bound leaves 50 ms for
+    // a timer firing late on a busy machine.
+    assert.ok(part.sendDelay !== undefined);
+    assert.equal(part.sendDelay.totalCount, part.sentCount);
+    assert.ok(part.maxSendLagUs >= 90_000, `max send lag ${part.maxSendLagUs} us`);
+    assert.ok(
+      part.sendDelay.maxValue < part.maxSendLagUs - 50_000,
+      `send delay max ${part.sendDelay.maxValue} us, max send lag ${part.maxSendLagUs} us`,
+    );
   });
 });

@@ -26,9 +26,23 @@ export interface RateLoad {
 }
 
 /**
+ * How long before a due time the timer hands over to the event loop. Node truncates a timer's delay to whole
+ * milliseconds and fires it a little after that (about 0.2 ms on an idle machine, more under load), so a
+ * timer alone sends up to 1-2 ms late; the last stretch (at most this plus the truncated fraction, under
+ * 1.5 ms) is waited out by yielding to the event loop with setImmediate, which still runs I/O in between.
+ */
+export const SPIN_LEAD_MS = 0.5;
+/** The share of one core the final waits may spend yielding; past it, sends fall back to the timer. */
+export const MAX_SPIN_SHARE = 0.25;
+/** Unused yielding time saved up for bursts (milliseconds of spin). */
+const SPIN_CREDIT_CAP_MS = 10;
+
+/**
  * Creates open-loop load. Each send has a due time from the schedule; latency is recorded from that due
  * time (coordinated omission corrected, as wrk2 does) and, separately, from the moment the send really left.
- * When the process falls behind, overdue sends go out at once (never dropped) and are counted as late.
+ * The generator's own lateness (behind the due time, or behind the moment a `--sync` slot freed up, which
+ * is the server's doing) is recorded as the send delay. When the process falls behind, overdue sends go out
+ * at once (never dropped).
  */
 export function createRateLoad(options: RateLoadOptions): RateLoad {
   const { sender, recorder, tickets, maxInFlight } = options;
@@ -36,14 +50,22 @@ export function createRateLoad(options: RateLoadOptions): RateLoad {
   let position = 0;
   let dueMs = 0;
   let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
   let inFlight = 0;
+  let blocked = false;
   let stopped = false;
-  let drained: (() => void) | undefined;
+  const drained: (() => void)[] = [];
+  // Spin budget: credit grows by MAX_SPIN_SHARE per millisecond of wall time and each millisecond spent
+  // yielding costs one, so yielding never takes more than that share of a core over time.
+  let spinCreditMs = SPIN_CREDIT_CAP_MS;
+  let lastTickMs = nowMs();
+  let spinning = false;
 
-  function fire(scheduledMs: number, index: number): void {
+  function fire(scheduledMs: number, readyMs: number, index: number): void {
     const sentMs = nowMs();
     const lagMs = sentMs - scheduledMs;
     recorder.recordSent(lagMs, lagMs > LATE_SEND_THRESHOLD_MS);
+    recorder.recordSendDelay(sentMs - Math.max(scheduledMs, readyMs));
     inFlight += 1;
     sender.send(index).then(
       () => complete(() => recorder.recordSuccess(scheduledMs, sentMs, nowMs())),
@@ -54,29 +76,61 @@ export function createRateLoad(options: RateLoadOptions): RateLoad {
   function complete(record: () => void): void {
     inFlight -= 1;
     record();
-    if (inFlight === 0 && drained !== undefined) drained();
-    // A freed slot may unblock a send that is already due.
-    if (inFlight === maxInFlight - 1 && !stopped) tick();
+    if (inFlight === 0 && drained.length > 0) {
+      for (const resolve of drained.splice(0)) resolve();
+    }
+    // A freed slot unblocks a send that is already due; it could leave from now on.
+    if (blocked && !stopped) tick(nowMs());
   }
 
-  function tick(): void {
-    if (timer !== undefined) {
-      clearTimeout(timer);
-      timer = undefined;
-    }
+  function cancelWait(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    if (immediate !== undefined) clearImmediate(immediate);
+    timer = undefined;
+    immediate = undefined;
+  }
+
+  function onWake(): void {
+    tick(Number.NEGATIVE_INFINITY);
+  }
+
+  /** Sends whatever is due, then waits for the next due time. `readyMs`: when a blocked slot freed up. */
+  function tick(readyMs: number): void {
+    cancelWait();
+    blocked = false;
+    let now = nowMs();
+    const elapsedMs = now - lastTickMs;
+    lastTickMs = now;
+    spinCreditMs = Math.min(
+      SPIN_CREDIT_CAP_MS,
+      spinCreditMs + elapsedMs * MAX_SPIN_SHARE - (spinning ? elapsedMs : 0),
+    );
+    spinning = false;
     if (stopped || schedule === undefined) return;
     const intervals = schedule.intervalsMs;
-    let now = nowMs();
     while (dueMs <= now) {
-      if (inFlight >= maxInFlight) return; // resumed by complete()
+      if (inFlight >= maxInFlight) {
+        blocked = true; // resumed by complete()
+        return;
+      }
       const index = tickets.take();
       if (index < 0) return;
-      fire(dueMs, index);
+      fire(dueMs, readyMs, index);
       dueMs += intervals[position] ?? 0;
       position = (position + 1) % intervals.length;
       now = nowMs();
     }
-    timer = setTimeout(tick, Math.max(0, Math.floor(dueMs - now)));
+    const waitMs = dueMs - now;
+    const timerMs = Math.floor(waitMs - SPIN_LEAD_MS);
+    if (timerMs >= 1) {
+      timer = setTimeout(onWake, timerMs);
+    } else if (spinCreditMs > 0) {
+      spinning = true;
+      immediate = setImmediate(onWake);
+    } else {
+      // Out of budget: the timer's granularity shows up as send delay, not hidden.
+      timer = setTimeout(onWake, waitMs);
+    }
   }
 
   return {
@@ -85,19 +139,17 @@ export function createRateLoad(options: RateLoadOptions): RateLoad {
       position = 0;
       dueMs = nowMs() + firstDelayMs;
       stopped = false;
-      tick();
+      tick(Number.NEGATIVE_INFINITY);
     },
     get inFlight() {
       return inFlight;
     },
     stop() {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
+      blocked = false;
+      cancelWait();
       if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        drained = resolve;
-      });
+      return new Promise<void>((resolve) => drained.push(resolve));
     },
   };
 }

@@ -3,9 +3,10 @@ import { mergeMoments } from "../measure/latency-stats.js";
 import type { RequestRecord, WindowPart } from "./window-recorder.js";
 
 /** A {@link WindowPart} with its histograms encoded, so it can cross a thread (or a file) losslessly. */
-export type EncodedWindowPart = Omit<WindowPart, "latency" | "uncorrected"> & {
+export type EncodedWindowPart = Omit<WindowPart, "latency" | "uncorrected" | "sendDelay"> & {
   latency: string;
   uncorrected: string | undefined;
+  sendDelay: string | undefined;
 };
 
 /** Encodes a window part for postMessage. */
@@ -14,6 +15,7 @@ export function encodeWindowPart(part: WindowPart): EncodedWindowPart {
     ...part,
     latency: encodeHistogram(part.latency),
     uncorrected: part.uncorrected === undefined ? undefined : encodeHistogram(part.uncorrected),
+    sendDelay: part.sendDelay === undefined ? undefined : encodeHistogram(part.sendDelay),
   };
 }
 
@@ -23,6 +25,7 @@ export function decodeWindowPart(part: EncodedWindowPart): WindowPart {
     ...part,
     latency: decodeHistogram(part.latency),
     uncorrected: part.uncorrected === undefined ? undefined : decodeHistogram(part.uncorrected),
+    sendDelay: part.sendDelay === undefined ? undefined : decodeHistogram(part.sendDelay),
   };
 }
 
@@ -37,6 +40,7 @@ export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
     if (part.requests !== undefined) requests = (requests ?? []).concat(part.requests);
   }
   const withUncorrected = parts.filter((p) => p.uncorrected !== undefined);
+  const sendDelays = parts.map((p) => p.sendDelay).filter((h) => h !== undefined);
   return {
     sentCount: sum(parts, (p) => p.sentCount),
     successCount: sum(parts, (p) => p.successCount),
@@ -44,6 +48,7 @@ export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
     errorsByKind,
     lateSendCount: sum(parts, (p) => p.lateSendCount),
     maxSendLagUs: Math.max(0, ...parts.map((p) => p.maxSendLagUs)),
+    sendDelay: sendDelays.length === 0 ? undefined : mergeHistograms(sendDelays),
     latency: mergeHistograms(parts.map((p) => p.latency)),
     latencyMoments: mergeMoments(parts.map((p) => p.latencyMoments)),
     uncorrected:

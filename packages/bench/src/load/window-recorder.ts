@@ -23,8 +23,14 @@ export interface WindowPart {
   errorsByKind: Record<string, number>;
   /** Sends dispatched later than the late threshold after their scheduled time (rate mode). */
   lateSendCount: number;
-  /** Largest dispatch lag seen, microseconds. */
+  /** Largest dispatch lag seen (behind the schedule, whatever the cause), microseconds. */
   maxSendLagUs: number;
+  /**
+   * Rate mode: how late each send left behind the moment it could have left (its due time, or the moment a
+   * `--sync` slot freed up when it had to wait for one), microseconds: the generator's own lateness, not the
+   * server's. `undefined` in concurrency mode.
+   */
+  sendDelay: LatencyHistogram | undefined;
   latency: LatencyHistogram;
   latencyMoments: LatencyMoments;
   uncorrected: LatencyHistogram | undefined;
@@ -38,7 +44,7 @@ export interface WindowPart {
 export interface WindowRecorderOptions {
   /** Keep one record per request (for `--profile-export-file`); costs memory. */
   keepRequests: boolean;
-  /** Record uncorrected latencies separately (rate mode). */
+  /** Rate mode: record uncorrected latencies separately, and the send delay. */
   trackUncorrected: boolean;
 }
 
@@ -47,6 +53,8 @@ export interface WindowRecorder {
   recordSuccess(scheduledMs: number, sentMs: number, endMs: number): void;
   recordError(kind: string, scheduledMs: number, endMs: number): void;
   recordSent(lagMs: number, late: boolean): void;
+  /** Rate mode: the generator's own lateness of one send, milliseconds (ignored in concurrency mode). */
+  recordSendDelay(delayMs: number): void;
   /** Completed (success + error) requests in the current window. */
   readonly completedCount: number;
   swap(): WindowPart;
@@ -60,6 +68,7 @@ function emptyPart(options: WindowRecorderOptions): WindowPart {
     errorsByKind: {},
     lateSendCount: 0,
     maxSendLagUs: 0,
+    sendDelay: options.trackUncorrected ? createLatencyHistogram() : undefined,
     latency: createLatencyHistogram(),
     latencyMoments: createLatencyMoments(),
     uncorrected: options.trackUncorrected ? createLatencyHistogram() : undefined,
@@ -95,6 +104,9 @@ export function createWindowRecorder(options: WindowRecorderOptions): WindowReco
       if (late) part.lateSendCount += 1;
       const lagUs = lagMs * 1000;
       if (lagUs > part.maxSendLagUs) part.maxSendLagUs = lagUs;
+    },
+    recordSendDelay(delayMs) {
+      part.sendDelay?.recordValue(Math.max(0, Math.round(delayMs * 1000)));
     },
     get completedCount() {
       return part.successCount + part.errorCount;

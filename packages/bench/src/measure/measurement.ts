@@ -45,6 +45,9 @@ export interface Measurement {
   uncorrectedLatency: LatencySummary | undefined;
   lateSendCount: number;
   maxSendLagUs: number;
+  /** Rate mode: the generator's own lateness behind the schedule (see {@link SendDelaySummary}). */
+  sendDelay: SendDelaySummary | undefined;
+  sendDelayHistogram: LatencyHistogram | undefined;
   histogram: LatencyHistogram;
   uncorrectedHistogram: LatencyHistogram | undefined;
   /** Exact sums behind the average and deviation (kept so results merge without loss). */
@@ -58,6 +61,29 @@ export interface Measurement {
   requests: RequestRecord[] | undefined;
   /** Averages of the client library's time per request (undefined when not observed). */
   http: HttpAverages | undefined;
+}
+
+/**
+ * How late tbench's own sends left in rate mode, microseconds: behind their due time, or behind the moment a
+ * `--sync` slot freed up when they had to wait for one (that wait is the server's and stays in the latency).
+ */
+export interface SendDelaySummary {
+  /** Sends measured. */
+  count: number;
+  p50Us: number;
+  p99Us: number;
+  maxUs: number;
+}
+
+/** The send delay figures of a histogram of delays (microseconds). */
+export function sendDelaySummary(histogram: LatencyHistogram): SendDelaySummary {
+  const empty = histogram.totalCount === 0;
+  return {
+    count: histogram.totalCount,
+    p50Us: empty ? 0 : histogram.getValueAtPercentile(50),
+    p99Us: empty ? 0 : histogram.getValueAtPercentile(99),
+    maxUs: empty ? 0 : histogram.maxValue,
+  };
 }
 
 /** perf_analyzer's client-library split of a request, microseconds. */
@@ -152,6 +178,8 @@ export function summarizeWindows(
         : latencySummary(part.uncorrected, part.uncorrectedMoments, percentiles),
     lateSendCount: part.lateSendCount,
     maxSendLagUs: part.maxSendLagUs,
+    sendDelay: part.sendDelay === undefined ? undefined : sendDelaySummary(part.sendDelay),
+    sendDelayHistogram: part.sendDelay,
     histogram: part.latency,
     uncorrectedHistogram: part.uncorrected,
     latencyMoments: part.latencyMoments,

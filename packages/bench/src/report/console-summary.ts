@@ -142,6 +142,13 @@ export function formatLevelSummary(
         `p99 ${usec(u.percentiles["99"] ?? 0)} usec (max send lag ${usec(m.maxSendLagUs)} usec)`,
     );
   }
+  if (m.sendDelay !== undefined) {
+    const d = m.sendDelay;
+    out.push(
+      `    Send delay (tbench behind its schedule): p50 ${usec(d.p50Us)} usec, p99 ${usec(d.p99Us)} usec, ` +
+        `max ${usec(d.maxUs)} usec`,
+    );
+  }
   if (m.server !== undefined && m.server.successCount > 0) {
     const clientUs = Math.max(0, m.latency.avgUs - serverBreakdown(m.server).requestUs);
     out.push(

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { encodeHistogram } from "../measure/histogram.js";
 import type { LatencyMoments } from "../measure/latency-stats.js";
 import type { LevelResult, LevelStatus } from "../measure/level-profiler.js";
-import type { HttpAverages, LatencySummary } from "../measure/measurement.js";
+import type { HttpAverages, LatencySummary, SendDelaySummary } from "../measure/measurement.js";
 import type { MetricsSummary } from "../measure/metrics-scraper.js";
 import type { OverheadSummary } from "../measure/overhead-monitor.js";
 import {
@@ -32,8 +32,10 @@ export interface LevelJson {
   uncorrectedLatency: LatencySummary | null;
   lateSendCount: number;
   maxSendLagUs: number;
+  /** Rate mode: tbench's own lateness behind its send schedule (p50/p99/max, microseconds); else null. */
+  sendDelay?: SendDelaySummary | null;
   /** HDR histograms (microseconds), compressed base64: lossless, what `tbench merge` adds. */
-  histograms: { latencyUs: string; uncorrectedLatencyUs: string | null };
+  histograms: { latencyUs: string; uncorrectedLatencyUs: string | null; sendDelayUs?: string | null };
   moments: { latency: LatencyMoments; uncorrected: LatencyMoments | null };
   server: ServerSideStats | null;
   serverBreakdown: ServerLatencyBreakdown | null;
@@ -95,10 +97,12 @@ export function toResultJson(
       uncorrectedLatency: m.uncorrectedLatency ?? null,
       lateSendCount: m.lateSendCount,
       maxSendLagUs: m.maxSendLagUs,
+      sendDelay: m.sendDelay ?? null,
       histograms: {
         latencyUs: encodeHistogram(m.histogram),
         uncorrectedLatencyUs:
           m.uncorrectedHistogram === undefined ? null : encodeHistogram(m.uncorrectedHistogram),
+        sendDelayUs: m.sendDelayHistogram === undefined ? null : encodeHistogram(m.sendDelayHistogram),
       },
       moments: {
         latency: momentsJson(m.latencyMoments),
@@ -161,7 +165,12 @@ const levelSchema = z.looseObject({
   uncorrectedLatency: latencySchema.nullable(),
   lateSendCount: z.number(),
   maxSendLagUs: z.number(),
-  histograms: z.object({ latencyUs: z.string(), uncorrectedLatencyUs: z.string().nullable() }),
+  histograms: z.object({
+    latencyUs: z.string(),
+    uncorrectedLatencyUs: z.string().nullable(),
+    // Absent from results written before tbench measured its send delay.
+    sendDelayUs: z.string().nullable().optional(),
+  }),
   moments: z.object({ latency: momentsSchema, uncorrected: momentsSchema.nullable() }),
 });
 const resultSchema = z.looseObject({

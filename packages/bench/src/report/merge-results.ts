@@ -5,7 +5,7 @@ import {
   STANDARD_PERCENTILES,
 } from "../measure/histogram.js";
 import { type LatencyMoments, mergeMoments } from "../measure/latency-stats.js";
-import { latencySummary } from "../measure/measurement.js";
+import { latencySummary, sendDelaySummary } from "../measure/measurement.js";
 import type { LevelJson, ResultJson } from "./json-result.js";
 
 const STATUS_ORDER = ["ok", "unstable", "latency_threshold", "error_rate", "no_data", "interrupted"];
@@ -44,6 +44,11 @@ function mergeLevel(levels: readonly LevelJson[]): LevelJson {
     withUncorrected.length === 0
       ? undefined
       : mergeMoments(withUncorrected.map((l) => restoreMoments(l.moments.uncorrected!)));
+  const sendDelays = levels
+    .map((l) => l.histograms.sendDelayUs)
+    .filter((h) => typeof h === "string")
+    .map(decodeHistogram);
+  const sendDelayHistogram = sendDelays.length === 0 ? undefined : mergeHistograms(sendDelays);
   const percentiles = [
     ...new Set([
       ...STANDARD_PERCENTILES,
@@ -80,9 +85,11 @@ function mergeLevel(levels: readonly LevelJson[]): LevelJson {
         : latencySummary(uncorrectedHistogram, uncorrectedMoments, percentiles),
     lateSendCount: levels.reduce((t, l) => t + l.lateSendCount, 0),
     maxSendLagUs: Math.max(...levels.map((l) => l.maxSendLagUs)),
+    sendDelay: sendDelayHistogram === undefined ? null : sendDelaySummary(sendDelayHistogram),
     histograms: {
       latencyUs: encodeHistogram(histogram),
       uncorrectedLatencyUs: uncorrectedHistogram === undefined ? null : encodeHistogram(uncorrectedHistogram),
+      sendDelayUs: sendDelayHistogram === undefined ? null : encodeHistogram(sendDelayHistogram),
     },
     moments: {
       latency: { ...moments, minUs: Number.isFinite(moments.minUs) ? moments.minUs : 0 },
