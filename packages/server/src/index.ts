@@ -1,3 +1,10 @@
+export {
+  bytesDataFromArrays,
+  bytesDataFromStrings,
+  bytesDataToArrays,
+  bytesDataToStrings,
+  DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+} from "./core/bytes-data.js";
 export type { Clock, FakeClock, TimerHandle } from "./core/clock.js";
 export { createFakeClock, createSystemClock } from "./core/clock.js";
 export type {

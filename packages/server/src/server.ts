@@ -3,6 +3,7 @@
  * then the HTTP front end and the metrics endpoint; close() stops accepting, finishes what is in flight and
  * closes the core, in that order.
  */
+import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./core/create-inference-core.js";
 import { createConsoleLogger } from "./core/logger.js";
 import type { InferenceCore } from "./core/types.js";
@@ -17,6 +18,7 @@ export const DEFAULT_GRPC_PORT = 8001;
 export const DEFAULT_METRICS_PORT = 8002;
 /** Default --http-max-input-size: 64 MiB, as Triton. */
 export const DEFAULT_HTTP_MAX_INPUT_SIZE = 64 * 1024 * 1024;
+export { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS };
 
 /** Options of startServer: the core's options plus the front ends'. */
 export interface ServerOptions extends InferenceCoreOptions {
@@ -58,6 +60,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       port: options.httpPort ?? DEFAULT_HTTP_PORT,
       address,
       maxInputSize: options.httpMaxInputSize ?? DEFAULT_HTTP_MAX_INPUT_SIZE,
+      maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
       logger,
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;

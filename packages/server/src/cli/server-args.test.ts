@@ -4,7 +4,7 @@ import { CliUsageError, parseServerArgs } from "./server-args.js";
 
 const parse = (...argv: string[]) => parseServerArgs(argv, () => {});
 
-test("defaults are Triton's ports, loopback, none mode, 64 MiB", () => {
+test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES elements", () => {
   const { options, logVerbose } = parse("--model-repository", "models");
   assert.deepEqual(options, {
     modelRepository: "models",
@@ -16,6 +16,7 @@ test("defaults are Triton's ports, loopback, none mode, 64 MiB", () => {
     loadModels: [],
     strictReadiness: true,
     httpMaxInputSize: 64 * 1024 * 1024,
+    maxBytesTensorElements: 1_048_576,
     disableAutoCompleteConfig: false,
     exitOnError: false,
   });
@@ -40,6 +41,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     "--strict-readiness=false",
     "--http-max-input-size",
     "1024",
+    "--max-bytes-tensor-elements=64",
     "--disable-auto-complete-config",
     "--exit-on-error",
     "--log-verbose",
@@ -57,6 +59,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     loadModels: ["simple", "heavy"],
     strictReadiness: false,
     httpMaxInputSize: 1024,
+    maxBytesTensorElements: 64,
     disableAutoCompleteConfig: true,
     exitOnError: true,
   });
@@ -89,6 +92,18 @@ test("bad command lines name the flag, the value and what is allowed", () => {
     [
       ["--model-repository", "m", "--http-max-input-size", "0"],
       "invalid --http-max-input-size '0': expected a positive size in bytes",
+    ],
+    [
+      ["--model-repository", "m", "--max-bytes-tensor-elements", "0"],
+      "invalid --max-bytes-tensor-elements '0': expected a positive number of elements",
+    ],
+    [
+      ["--model-repository", "m", "--max-bytes-tensor-elements", "1e3.5"],
+      "invalid --max-bytes-tensor-elements '1e3.5': expected a number of elements",
+    ],
+    [
+      ["--model-repository", "m", "--max-bytes-tensor-elements", "2.5"],
+      "invalid --max-bytes-tensor-elements '2.5': expected a whole number of elements",
     ],
     [["--model-repository", "m", "--frobnicate"], "unknown option '--frobnicate'"],
     [["--model-repository", "m", "extra"], "too many arguments. Expected 0 arguments but got 1."],

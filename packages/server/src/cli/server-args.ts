@@ -10,6 +10,7 @@ import {
   DEFAULT_GRPC_PORT,
   DEFAULT_HTTP_MAX_INPUT_SIZE,
   DEFAULT_HTTP_PORT,
+  DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
   DEFAULT_METRICS_PORT,
 } from "../server.js";
 
@@ -65,6 +66,10 @@ const argsSchema = z.object({
     .number({ error: "expected a size in bytes" })
     .int("expected a whole number of bytes")
     .positive("expected a positive size in bytes"),
+  maxBytesTensorElements: z.coerce
+    .number({ error: "expected a number of elements" })
+    .int("expected a whole number of elements")
+    .positive("expected a positive number of elements"),
   disableAutoCompleteConfig: z.boolean(),
   exitOnError: flag,
   logVerbose: z.union([z.literal(true), z.coerce.number().int().min(0)], {
@@ -84,6 +89,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   loadModel: "--load-model",
   strictReadiness: "--strict-readiness",
   httpMaxInputSize: "--http-max-input-size",
+  maxBytesTensorElements: "--max-bytes-tensor-elements",
   disableAutoCompleteConfig: "--disable-auto-complete-config",
   exitOnError: "--exit-on-error",
   logVerbose: "--log-verbose",
@@ -118,6 +124,11 @@ function createProgram(): Command {
       "--http-max-input-size <bytes>",
       "largest request body in bytes",
       String(DEFAULT_HTTP_MAX_INPUT_SIZE),
+    )
+    .option(
+      "--max-bytes-tensor-elements <n>",
+      "most elements one BYTES input of a request may have (one string each in the worker)",
+      String(DEFAULT_MAX_BYTES_TENSOR_ELEMENTS),
     )
     .option("--disable-auto-complete-config", "do not complete configs from the ONNX models", false)
     .addOption(
@@ -171,6 +182,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       loadModels: a.loadModel,
       strictReadiness: a.strictReadiness,
       httpMaxInputSize: a.httpMaxInputSize,
+      maxBytesTensorElements: a.maxBytesTensorElements,
       disableAutoCompleteConfig: a.disableAutoCompleteConfig,
       exitOnError: a.exitOnError,
     }),

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { mlpForward } from "../../../../examples/model-builder/mlp-reference.js";
+import { bytesDataFromArrays, bytesDataFromStrings, bytesDataToStrings } from "./bytes-data.js";
 import { createFakeClock } from "./clock.js";
 import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
 import {
@@ -14,10 +15,9 @@ import {
   createRecordingLogger,
   type FixtureRepository,
 } from "./test-fixtures.test.js";
-import type { Tensor } from "./types.js";
+import type { BytesData, Tensor } from "./types.js";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 describe("bundled models end to end", () => {
   let repo: FixtureRepository;
@@ -84,7 +84,7 @@ describe("bundled models end to end", () => {
         .slice(0, 3)
         .map(({ index }) => index),
     );
-    const got = (output.data as Uint8Array[]).map((b) => decoder.decode(b));
+    const got = bytesDataToStrings(output.data as BytesData);
     assert.deepEqual(
       got.map((s) => Number(s.split(":")[1])),
       rows.flat(),
@@ -96,14 +96,9 @@ describe("bundled models end to end", () => {
     const strings = ["", "héllo", "a\tb", "x".repeat(1000)];
     const bytes = await core.infer({
       model: "identity_bytes",
-      inputs: [
-        { name: "INPUT0", datatype: "BYTES", shape: [2, 2], data: strings.map((s) => encoder.encode(s)) },
-      ],
+      inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [2, 2], data: bytesDataFromStrings(strings) }],
     });
-    assert.deepEqual(
-      (bytes.outputs[0]!.data as Uint8Array[]).map((b) => decoder.decode(b)),
-      strings,
-    );
+    assert.deepEqual(bytesDataToStrings(bytes.outputs[0]!.data as BytesData), strings);
     assert.deepEqual(bytes.outputs[0]!.shape, [2, 2]);
     // An element a string tensor would change is refused before it reaches the worker, which keeps serving.
     await assert.rejects(
@@ -114,7 +109,7 @@ describe("bundled models end to end", () => {
             name: "INPUT0",
             datatype: "BYTES",
             shape: [1, 2],
-            data: [encoder.encode("a"), Uint8Array.of(98, 0)],
+            data: bytesDataFromArrays([encoder.encode("a"), Uint8Array.of(98, 0)]),
           },
         ],
       }),

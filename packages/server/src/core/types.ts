@@ -6,8 +6,18 @@
  */
 import type { Datatype, ModelConfig, TensorTypedArray } from "@tbench/proto";
 
-/** Tensor data as the core holds it: a TypedArray for fixed-size types, one Uint8Array per BYTES element. */
-export type TensorData = TensorTypedArray | Uint8Array[];
+/**
+ * BYTES tensor data in the binary tensor extension's form: `wire` holds every element as a 4-byte
+ * little-endian length followed by its bytes, `count` says how many. One object per tensor, not per
+ * element (core/bytes-data.ts builds, walks, splits and checks it).
+ */
+export interface BytesData {
+  readonly count: number;
+  readonly wire: Uint8Array;
+}
+
+/** Tensor data as the core holds it: a TypedArray for fixed-size types, BytesData for BYTES. */
+export type TensorData = TensorTypedArray | BytesData;
 
 /** A tensor of a request or response. `shape` includes the batch dimension where the model batches. */
 export interface Tensor {

@@ -1,10 +1,11 @@
 /**
  * Tensor data in the binary tensor extension's form: raw little-endian row-major elements, BOOL one byte,
  * BYTES as a 4-byte little-endian length then the bytes. Decoding views the received body where the
- * element alignment allows and copies only when it does not.
+ * element alignment allows and copies only when it does not; BYTES stay in that form (core/bytes-data.ts).
  */
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
-import type { TensorData } from "../core/types.js";
+import { isBytesData, walkBytesElements } from "../core/bytes-data.js";
+import type { BytesData, TensorData } from "../core/types.js";
 import { badRequest, type HttpError } from "./http-error.js";
 import type { TensorContext } from "./json-tensor.js";
 
@@ -14,36 +15,22 @@ function sizeMismatch(ctx: TensorContext, expected: number, given: number): Http
   );
 }
 
-/** Splits BYTES elements out of `bytes`; the element count must equal `elementCount`. */
-function decodeBytesElements(bytes: Uint8Array, elementCount: number, ctx: TensorContext): Uint8Array[] {
-  const elements: Uint8Array[] = [];
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    if (offset + 4 > bytes.byteLength) {
-      throw badRequest(
-        `unable to parse BYTES input '${ctx.input}' of model '${ctx.model}': element ${elements.length} ` +
-          `has ${bytes.byteLength - offset} bytes left for its 4-byte length`,
-      );
-    }
-    const length = view.getUint32(offset, true);
-    offset += 4;
-    if (offset + length > bytes.byteLength) {
-      throw badRequest(
-        `unable to parse BYTES input '${ctx.input}' of model '${ctx.model}': element ${elements.length} ` +
-          `declares ${length} bytes, ${bytes.byteLength - offset} are left`,
-      );
-    }
-    elements.push(bytes.subarray(offset, offset + length));
-    offset += length;
+/**
+ * BYTES data viewing `bytes`: one walk over the element lengths, no object per element. The element count
+ * must equal `elementCount`.
+ */
+function decodeBytesElements(bytes: Uint8Array, elementCount: number, ctx: TensorContext): BytesData {
+  const walk = walkBytesElements(bytes);
+  if (!walk.ok) {
+    throw badRequest(`unable to parse BYTES input '${ctx.input}' of model '${ctx.model}': ${walk.message}`);
   }
-  if (elements.length !== elementCount) {
+  if (walk.count !== elementCount) {
     throw badRequest(
       `unexpected number of string elements for input '${ctx.input}' for model '${ctx.model}': ` +
-        `expected ${elementCount} (from shape), got ${elements.length}`,
+        `expected ${elementCount} (from shape), got ${walk.count}`,
     );
   }
-  return elements;
+  return { count: walk.count, wire: bytes };
 }
 
 /** Tensor data of `datatype` from its binary form; the size must match `elementCount`. */
@@ -70,24 +57,11 @@ export function decodeBinaryData(
 
 /** The byte size of tensor data in binary form. */
 export function binaryByteSize(data: TensorData): number {
-  if (!Array.isArray(data)) return (data as Uint8Array).byteLength;
-  let size = 0;
-  for (const element of data) size += 4 + element.byteLength;
-  return size;
+  return isBytesData(data) ? data.wire.byteLength : data.byteLength;
 }
 
-/** Tensor data in binary form (a view where the data is already contiguous). */
+/** Tensor data in binary form: a view, BYTES already being in its wire form. */
 export function encodeBinaryData(data: TensorData): Uint8Array {
-  if (!Array.isArray(data)) {
-    const typed = data as Uint8Array;
-    return new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength);
-  }
-  const out = Buffer.allocUnsafe(binaryByteSize(data));
-  let offset = 0;
-  for (const element of data) {
-    out.writeUInt32LE(element.byteLength, offset);
-    out.set(element, offset + 4);
-    offset += 4 + element.byteLength;
-  }
-  return out;
+  if (isBytesData(data)) return data.wire;
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }

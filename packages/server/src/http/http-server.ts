@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
@@ -22,6 +23,8 @@ export interface HttpFrontEndOptions {
   readonly address: string;
   /** Largest request body accepted, before and after decompression, in bytes. */
   readonly maxInputSize: number;
+  /** Most elements one BYTES input may have, checked from its shape before it is decoded. Default 2^20. */
+  readonly maxBytesTensorElements?: number;
   readonly logger: Logger;
 }
 
@@ -76,7 +79,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     if (!this.writableFinished) abortClientRequest(this);
   }
 
-  const context: HandlerContext = { core, maxInputSize, fail: finish };
+  const maxBytesTensorElements = options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS;
+  const context: HandlerContext = { core, maxInputSize, maxBytesTensorElements, fail: finish };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;

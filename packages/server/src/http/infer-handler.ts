@@ -31,6 +31,8 @@ function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
 export interface HandlerContext {
   readonly core: InferenceCore;
   readonly maxInputSize: number;
+  /** Most elements one BYTES input may have (--max-bytes-tensor-elements). */
+  readonly maxBytesTensorElements: number;
   /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
@@ -63,7 +65,7 @@ async function serveInfer(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const { core, maxInputSize } = context;
+  const { core, maxInputSize, maxBytesTensorElements } = context;
   const acceptEncoding = req.headers["accept-encoding"];
   const body = await readBody(req, maxInputSize);
   const headerLength = headerLengthOf(req, body.byteLength);
@@ -74,6 +76,7 @@ async function serveInfer(
     version: route.version,
     headerLength,
     maxInputSize,
+    maxBytesTensorElements,
     signal: controller.signal,
   });
   const response = await core.infer(decoded.request);

@@ -6,6 +6,7 @@
  * Triton's; everything past the structure (names, datatypes, shapes against the model) is the core's.
  */
 import { type Datatype, datatypeInfo, isDatatype } from "@tbench/proto";
+import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { decodeBinaryData } from "./binary-tensor.js";
 import { badRequest } from "./http-error.js";
@@ -35,6 +36,8 @@ export interface DecodeInferOptions {
   readonly headerLength: number;
   /** Largest tensor a JSON `data` array may describe, in bytes (--http-max-input-size). */
   readonly maxInputSize: number;
+  /** Most elements one BYTES input may have (--max-bytes-tensor-elements), checked from its shape. */
+  readonly maxBytesTensorElements: number;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -164,6 +167,10 @@ function decodeInput(raw: unknown, body: Uint8Array, cursor: Cursor, options: De
     );
   }
   const elementCount = elementCountOf(shape, name);
+  if (datatype === "BYTES" && elementCount > options.maxBytesTensorElements) {
+    // Before any per-element work: the worker makes one string per element (core/bytes-data.ts).
+    throw badRequest(bytesTensorTooLarge(model, name, elementCount, options.maxBytesTensorElements));
+  }
   const ctx = { model, input: name };
   let data: TensorData;
   if (binarySize !== undefined) {

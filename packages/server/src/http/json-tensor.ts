@@ -1,17 +1,15 @@
 /**
  * Tensor data in JSON form, both ways: request `data` arrays (flat or nested, row-major) into the core's
- * TypedArrays, and response tensors into `data` array text. Element checks follow the datatype: numbers for
- * numeric types (integers for integer types), booleans for BOOL, strings for BYTES.
+ * TypedArrays or BytesData, and response tensors into `data` array text. Element checks follow the
+ * datatype: numbers for numeric types (integers for integer types), booleans for BOOL, strings for BYTES.
  */
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
+import { bytesDataFromStrings, bytesDataToStrings, isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
 import { badRequest } from "./http-error.js";
 
 /** Deepest nesting of `data` arrays accepted (Triton's HTTP_MAX_JSON_NESTING_DEPTH is of the same order). */
 const MAX_DEPTH = 100;
-
-const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder();
 
 /** Where an input comes from, for messages. */
 export interface TensorContext {
@@ -64,8 +62,12 @@ export function decodeJsonData(
       `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': expected an array, got ${describeValue(data)}`,
     );
   }
-  const flat: unknown[] = [];
-  flatten(data, flat, 0, ctx);
+  // Flat `data` (the usual form) is used as it is: a copy would cost 8 bytes or more per element.
+  let flat: unknown[] = data;
+  if (data.some(Array.isArray)) {
+    flat = [];
+    flatten(data, flat, 0, ctx);
+  }
   if (flat.length !== elementCount) {
     throw badRequest(
       `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': shape [${shape.join(",")}] ` +
@@ -73,13 +75,11 @@ export function decodeJsonData(
     );
   }
   if (datatype === "BYTES") {
-    const elements: Uint8Array[] = new Array(flat.length);
     for (let i = 0; i < flat.length; i++) {
       const value = flat[i];
       if (typeof value !== "string") throw elementError(ctx, datatype, i, value, "a string");
-      elements[i] = textEncoder.encode(value);
     }
-    return elements;
+    return bytesDataFromStrings(flat as string[]);
   }
   const info = datatypeInfo(datatype) as DatatypeInfo;
   const TypedArray = info.typedArray!;
@@ -113,15 +113,13 @@ export function encodeJsonData(data: TensorData, datatype: Datatype, output: str
       `sending ${datatype} data via JSON is not supported. Please use the binary data format for output ${output}`,
     );
   }
-  if (Array.isArray(data)) {
-    let text = "[";
-    for (let i = 0; i < data.length; i++) {
-      if (i > 0) text += ",";
-      text += JSON.stringify(textDecoder.decode(data[i]));
-    }
-    return text + "]";
+  if (isBytesData(data)) {
+    // JSON has to spell every element out; the element count is bounded by --max-bytes-tensor-elements.
+    const parts = bytesDataToStrings(data);
+    for (let i = 0; i < parts.length; i++) parts[i] = JSON.stringify(parts[i]);
+    return `[${parts.join(",")}]`;
   }
-  const typed = data as Exclude<TensorData, Uint8Array[]>;
+  const typed = data;
   if (datatype === "BOOL") {
     let text = "[";
     for (let i = 0; i < typed.length; i++)

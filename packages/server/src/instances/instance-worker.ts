@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
+import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
 import type { FromWorker, ToWorker, WireTensor, WireTensorInfo, WorkerInit } from "./worker-protocol.js";
 
 const init = workerData as WorkerInit;
@@ -90,9 +91,12 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const feeds: Record<string, ort.Tensor> = {};
       for (const input of message.inputs) {
+        // onnxruntime-node's string tensors take one JavaScript string per element: made here, off the
+        // main thread, and bounded by --max-bytes-tensor-elements per request.
+        const data = ArrayBuffer.isView(input.data) ? input.data : bytesDataToStrings(input.data);
         feeds[input.name] = new ort.Tensor(
           input.ortType,
-          input.data as ort.Tensor.DataType,
+          data as ort.Tensor.DataType,
           input.dims as number[],
         );
       }
@@ -105,7 +109,10 @@ async function main(): Promise<void> {
         const tensor = results[name];
         if (!tensor) throw new Error(`onnxruntime returned no output '${name}'`);
         if (tensor.type === "string") {
-          outputs.push({ name, ortType: "string", dims: [...tensor.dims], data: tensor.data as string[] });
+          // Back into one owned buffer in wire form, so strings never cross threads one by one.
+          const data = bytesDataFromStrings(tensor.data as string[]);
+          transfer.add(data.wire.buffer as ArrayBuffer);
+          outputs.push({ name, ortType: "string", dims: [...tensor.dims], data });
         } else {
           const data = ownedView(tensor.data as unknown as ArrayBufferView);
           transfer.add(data.buffer as ArrayBuffer);

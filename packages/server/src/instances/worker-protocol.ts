@@ -3,13 +3,17 @@
  * sender gives up the ArrayBuffers it lists in the transfer list, so nothing big is copied.
  */
 import type { OrtTensorType } from "@tbench/proto";
+import type { BytesData } from "../core/types.js";
 
-/** A tensor as it crosses the thread boundary: numeric data in an owned TypedArray, strings as string[]. */
+/**
+ * A tensor as it crosses the thread boundary: numeric data in an owned TypedArray, strings (BYTES) as
+ * BytesData whose wire buffer is owned, so both go by transfer. The worker alone makes strings of them.
+ */
 export interface WireTensor {
   readonly name: string;
   readonly ortType: OrtTensorType;
   readonly dims: readonly number[];
-  readonly data: ArrayBufferView | readonly string[];
+  readonly data: ArrayBufferView | BytesData;
 }
 
 /** What one run gives back: the outputs and the worker-side durations (feed creation, run, extraction). */

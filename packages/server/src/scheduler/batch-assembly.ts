@@ -1,16 +1,15 @@
 /**
  * Builds a batch's model inputs from its requests (one fresh buffer per input, handed to the worker by
  * transfer) and cuts the model's outputs back into one response per request (views, no copies). BYTES
- * become strings for onnxruntime-node and back into byte strings.
+ * cross in their wire form both ways (core/bytes-data.ts); only the worker makes strings of them.
  */
 import { type Datatype, datatypeInfo, type OrtTensorType, type TensorTypedArray } from "@tbench/proto";
+import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
-import type { Tensor } from "../core/types.js";
+import type { BytesData, Tensor } from "../core/types.js";
 import type { WireTensor } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import type { ValidatedRequest } from "./request-validation.js";
-
-const encoder = new TextEncoder();
 
 /** The model inputs of a batch and the buffers to transfer. */
 export interface AssembledBatch {
@@ -35,9 +34,12 @@ export function assembleBatch(spec: ModelSpec, requests: readonly ValidatedReque
     const dims = spec.maxBatchSize > 0 ? [total, ...input.shape] : [...input.shape];
     const ortType = ortTypeOf(input.spec.datatype);
     if (input.spec.datatype === "BYTES") {
-      // Validation decoded the elements once (and refused what a string tensor cannot hold).
-      const strings = requests.flatMap((request) => request.inputs[index]!.strings!);
-      inputs.push({ name: input.spec.name, ortType, dims, data: strings });
+      // Still in wire form (validation checked it on its bytes); the worker makes the strings.
+      const data = concatBytesData(
+        requests.map((request) => request.inputs[index]!.tensor.data as BytesData),
+      );
+      inputs.push({ name: input.spec.name, ortType, dims, data });
+      transfer.push(data.wire.buffer as ArrayBuffer);
       return;
     }
     const info = datatypeInfo(input.spec.datatype)!;
@@ -90,15 +92,31 @@ export function splitOutputs(
       );
     }
     const perRow = spec.maxBatchSize > 0 && total > 0 ? elements / total : elements;
+    const rowsOf = (request: ValidatedRequest) => (spec.maxBatchSize > 0 ? request.batchSize : 1);
+    // BYTES: one walk over the batch's element lengths cuts it into per-request views.
+    let bytesPieces: BytesData[] | undefined;
+    if (!ArrayBuffer.isView(output.data)) {
+      try {
+        bytesPieces = splitBytesData(
+          output.data as BytesData,
+          requests.map((request) => rowsOf(request) * perRow),
+        );
+      } catch (error) {
+        throw new ServerError(
+          "INTERNAL",
+          `output '${output.name}' of model '${spec.name}': ${(error as Error).message}`,
+        );
+      }
+    }
     let row = 0;
     requests.forEach((request, index) => {
-      const rows = spec.maxBatchSize > 0 ? request.batchSize : 1;
+      const rows = rowsOf(request);
       const start = row * perRow;
       const end = start + rows * perRow;
       row += rows;
       let data: Tensor["data"];
-      if (Array.isArray(output.data)) {
-        data = (output.data as string[]).slice(start, end).map((s) => encoder.encode(s));
+      if (bytesPieces !== undefined) {
+        data = bytesPieces[index]!;
       } else {
         const typed = output.data as TensorTypedArray;
         data = typed.subarray(start, end) as TensorTypedArray;

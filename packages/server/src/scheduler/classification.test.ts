@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { float32ArrayToFloat16Bits } from "@tbench/proto";
-import type { Tensor } from "../core/types.js";
+import { bytesDataToStrings } from "../core/bytes-data.js";
+import type { BytesData, Tensor } from "../core/types.js";
 import { classify } from "./classification.js";
 
-const decoder = new TextDecoder();
-const texts = (tensor: Tensor) => (tensor.data as Uint8Array[]).map((bytes) => decoder.decode(bytes));
+const texts = (tensor: Tensor) => bytesDataToStrings(tensor.data as BytesData);
 
 describe("classification extension", () => {
   it("floats print with six decimals, highest first, ties by index", () => {

@@ -4,10 +4,9 @@
  * from the output's label_filename), highest first.
  */
 import { bfloat16BitsToFloat32, type Datatype, float16BitsToFloat32 } from "@tbench/proto";
+import { bytesDataFromStrings, isBytesData } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import type { Tensor } from "../core/types.js";
-
-const encoder = new TextEncoder();
 
 /** How one element reads as a number: FP16/BF16 hold bit patterns, every other type its value. */
 function elementReader(datatype: Datatype, values: ArrayLike<number | bigint>): (i: number) => number {
@@ -25,7 +24,7 @@ export function classify(
   batched: boolean,
   labels: readonly string[] | undefined,
 ): Tensor {
-  if (Array.isArray(tensor.data) || tensor.datatype === "BYTES") {
+  if (isBytesData(tensor.data) || tensor.datatype === "BYTES") {
     throw new ServerError(
       "INVALID_ARG",
       `class result not available for output '${tensor.name}' due to unsupported type 'BYTES'`,
@@ -41,7 +40,7 @@ export function classify(
   const rows = batched ? (tensor.shape[0] ?? 1) : 1;
   const perRow = rows > 0 ? values.length / rows : 0;
   const top = Math.min(k, perRow);
-  const out: Uint8Array[] = [];
+  const out: string[] = [];
   for (let r = 0; r < rows; r++) {
     const order: number[] = [];
     for (let i = 0; i < perRow; i++) order.push(i);
@@ -50,8 +49,13 @@ export function classify(
     for (const index of order.slice(0, top)) {
       const label = labels?.[index];
       const text = `${format(r * perRow + index)}:${index}${label !== undefined && label !== "" ? `:${label}` : ""}`;
-      out.push(encoder.encode(text));
+      out.push(text);
     }
   }
-  return { name: tensor.name, datatype: "BYTES", shape: batched ? [rows, top] : [top], data: out };
+  return {
+    name: tensor.name,
+    datatype: "BYTES",
+    shape: batched ? [rows, top] : [top],
+    data: bytesDataFromStrings(out),
+  };
 }

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Datatype } from "@tbench/proto";
-import type { InferenceRequest, Tensor } from "../core/types.js";
+import { bytesDataFromArrays, bytesDataToStrings } from "../core/bytes-data.js";
+import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import { validateRequest } from "./request-validation.js";
 
@@ -156,7 +157,12 @@ describe("request validation (Triton's messages)", () => {
 
   it("counts BYTES elements", () => {
     const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
-    const text: Tensor = { name: "TEXT", datatype: "BYTES", shape: [3], data: [new Uint8Array([104, 105])] };
+    const text: Tensor = {
+      name: "TEXT",
+      datatype: "BYTES",
+      shape: [3],
+      data: bytesDataFromArrays([new Uint8Array([104, 105])]),
+    };
     assert.equal(
       message(spec, { inputs: [text] }),
       "[request id: <id_unknown>] expected 3 string elements for inference input 'TEXT' for model 'simple', got 1",
@@ -174,7 +180,7 @@ describe("request validation (Triton's messages)", () => {
       name: "INPUT0",
       datatype: "BYTES",
       shape: [elements.length],
-      data: elements.map((e) => new Uint8Array(e)),
+      data: bytesDataFromArrays(elements.map((e) => new Uint8Array(e))),
     });
     assert.equal(
       message(spec, { id: "7", inputs: [bytes([104], [], [0xc3, 0xa9], [97, 0, 98])] }),
@@ -191,6 +197,6 @@ describe("request validation (Triton's messages)", () => {
       model: spec.name,
       inputs: [bytes([], [0xf0, 0x9f, 0x98, 0x80], [9])],
     });
-    assert.deepEqual(ok.inputs[0]!.strings, ["", "\u{1f600}", "\t"]);
+    assert.deepEqual(bytesDataToStrings(ok.inputs[0]!.tensor.data as BytesData), ["", "\u{1f600}", "\t"]);
   });
 });

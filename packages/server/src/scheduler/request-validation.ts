@@ -4,8 +4,15 @@
  * the batch dimension (after reshape), which the batcher groups by.
  */
 import { datatypeInfo } from "@tbench/proto";
+import {
+  bytesElementProblem,
+  bytesTensorTooLarge,
+  DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+  isBytesData,
+  walkBytesElements,
+} from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
-import type { InferenceRequest, Tensor } from "../core/types.js";
+import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
 import { dimsToString } from "../repository/config-numbers.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 
@@ -15,8 +22,6 @@ export interface ValidatedInput {
   readonly tensor: Tensor;
   /** Shape without the batch dimension, after reshape: what the model sees per batch row. */
   readonly shape: readonly number[];
-  /** BYTES only: the elements decoded once here, as the onnxruntime-node string tensor takes them. */
-  readonly strings?: readonly string[];
 }
 
 /** A request that passed validation. */
@@ -34,9 +39,6 @@ export interface ValidatedRequest {
 export function logRequest(request: { readonly id?: string }): string {
   return `[request id: ${request.id ? request.id : "<id_unknown>"}] `;
 }
-
-/** Fatal: invalid UTF-8 throws instead of silently becoming U+FFFD. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function invalid(message: string): ServerError {
   return new ServerError("INVALID_ARG", message);
@@ -73,75 +75,93 @@ function validateInputCount(spec: ModelSpec, request: InferenceRequest, prefix: 
 }
 
 /**
- * The BYTES elements as strings. onnxruntime-node holds string tensor elements as JavaScript strings and
- * hands them to onnxruntime as C strings, so an element with a NUL byte would be cut short there (Triton's
- * onnxruntime backend cuts it too, silently) and invalid UTF-8 would be replaced; both are refused here so
- * that no element changes on its way to the model.
+ * Checks BYTES data on its bytes, in one walk and without making strings (the worker makes them).
+ * onnxruntime-node holds string tensor elements as JavaScript strings and hands them to onnxruntime as C
+ * strings, so an element with a NUL byte would be cut short there (Triton's onnxruntime backend cuts it
+ * too, silently) and invalid UTF-8 would be replaced; both are refused here so that no element changes on
+ * its way to the model.
  */
-function decodeBytesElements(
+function validateBytesData(
   spec: ModelSpec,
   io: TensorSpec,
-  elements: readonly Uint8Array[],
+  data: BytesData,
+  count: number,
   prefix: string,
-): string[] {
-  const strings: string[] = [];
-  const refuse = (index: number, why: string) =>
-    invalid(
-      `${prefix}input '${io.name}' of model '${spec.name}': element ${index} ${why}, which the onnxruntime backend cannot carry`,
+): void {
+  let problem: { index: number; why: string } | undefined;
+  const walk = walkBytesElements(data.wire, (start, end, index) => {
+    if (problem !== undefined) return;
+    const why = bytesElementProblem(data.wire, start, end);
+    if (why !== undefined) problem = { index, why };
+  });
+  if (!walk.ok) {
+    throw invalid(
+      `${prefix}unable to parse BYTES input '${io.name}' of model '${spec.name}': ${walk.message}`,
     );
-  for (const [i, element] of elements.entries()) {
-    let text: string;
-    try {
-      text = utf8.decode(element);
-    } catch {
-      throw refuse(i, "is not valid UTF-8");
-    }
-    if (text.includes("\0")) throw refuse(i, "contains a NUL byte");
-    strings.push(text);
   }
-  return strings;
+  if (walk.count !== data.count) {
+    throw invalid(
+      `${prefix}input '${io.name}' for model '${spec.name}': its BYTES data says ${data.count} elements, its wire form holds ${walk.count}`,
+    );
+  }
+  if (walk.count !== count) {
+    throw invalid(
+      `${prefix}expected ${count} string elements for inference input '${io.name}' for model '${spec.name}', got ${walk.count}`,
+    );
+  }
+  if (problem !== undefined) {
+    throw invalid(
+      `${prefix}input '${io.name}' of model '${spec.name}': element ${problem.index} ${problem.why}, which the onnxruntime backend cannot carry`,
+    );
+  }
 }
 
-/** Checks the data against datatype and shape; returns the decoded elements of a BYTES input. */
+/** Checks the data against datatype and shape (BYTES: the element limit first, from the shape alone). */
 function validateData(
   spec: ModelSpec,
   io: TensorSpec,
   tensor: Tensor,
   fullShape: readonly number[],
   prefix: string,
-): string[] | undefined {
+  maxBytesTensorElements: number,
+): void {
   const count = elementCount(fullShape);
   if (io.datatype === "BYTES") {
-    if (!Array.isArray(tensor.data)) {
+    if (count > maxBytesTensorElements) {
+      throw invalid(`${prefix}${bytesTensorTooLarge(spec.name, io.name, count, maxBytesTensorElements)}`);
+    }
+    if (!isBytesData(tensor.data)) {
       throw invalid(
-        `${prefix}input '${io.name}' for model '${spec.name}' is BYTES but its data is not a list of byte strings`,
+        `${prefix}input '${io.name}' for model '${spec.name}' is BYTES but its data is not BytesData (a wire form and a count)`,
       );
     }
-    if (tensor.data.length !== count) {
-      throw invalid(
-        `${prefix}expected ${count} string elements for inference input '${io.name}' for model '${spec.name}', got ${tensor.data.length}`,
-      );
-    }
-    return decodeBytesElements(spec, io, tensor.data, prefix);
+    validateBytesData(spec, io, tensor.data, count, prefix);
+    return;
   }
   const info = datatypeInfo(io.datatype)!;
-  if (Array.isArray(tensor.data) || !(tensor.data instanceof info.typedArray!)) {
+  if (isBytesData(tensor.data) || !(tensor.data instanceof info.typedArray!)) {
     throw invalid(
       `${prefix}input '${io.name}' for model '${spec.name}' holds its data in the wrong container for ${io.datatype}`,
     );
   }
   const expected = count * info.byteSize!;
-  const got = (tensor.data as ArrayBufferView).byteLength;
+  const got = tensor.data.byteLength;
   if (got !== expected) {
     throw invalid(
       `${prefix}input byte size mismatch for input '${io.name}' for model '${spec.name}'. Expected ${expected}, got ${got}`,
     );
   }
-  return undefined;
 }
 
-/** Validates `request` against `spec`; throws ServerError INVALID_ARG with Triton's message. */
-export function validateRequest(spec: ModelSpec, request: InferenceRequest): ValidatedRequest {
+/**
+ * Validates `request` against `spec`; throws ServerError INVALID_ARG with Triton's message. A BYTES input
+ * with more than `maxBytesTensorElements` elements is refused from its shape.
+ */
+export function validateRequest(
+  spec: ModelSpec,
+  request: InferenceRequest,
+  maxBytesTensorElements: number = DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+): ValidatedRequest {
   const prefix = logRequest(request);
   const outputs = spec.outputs;
   let requested: readonly TensorSpec[] = outputs;
@@ -221,8 +241,8 @@ export function validateRequest(spec: ModelSpec, request: InferenceRequest): Val
       );
     }
     const reshaped = applyReshape(io, shape);
-    const strings = validateData(spec, io, tensor, tensor.shape, prefix);
-    inputs.push({ spec: io, tensor, shape: reshaped, ...(strings ? { strings } : {}) });
+    validateData(spec, io, tensor, tensor.shape, prefix, maxBytesTensorElements);
+    inputs.push({ spec: io, tensor, shape: reshaped });
   }
   return { request, batchSize, inputs, outputs: requested };
 }

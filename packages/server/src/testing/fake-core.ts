@@ -5,6 +5,7 @@
  * messages so the front end's error mapping can be exercised; it does not pretend to be the real core.
  */
 import { DATATYPES, type Datatype, type ModelConfig } from "@tbench/proto";
+import { bytesDataFromStrings } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import type {
   InferenceCore,
@@ -78,21 +79,19 @@ function fakeModels(): Map<string, FakeModel> {
   return models;
 }
 
-const textEncoder = new TextEncoder();
-
 /** Top-k "value:index" strings per batch row (FP32 only; enough for the front end's encoding tests). */
 function topK(tensor: Tensor, k: number): Tensor {
   const values = tensor.data as Float32Array;
   const rows = tensor.shape[0] ?? 1;
   const perRow = values.length / rows;
   const count = Math.min(k, perRow);
-  const data: Uint8Array[] = [];
+  const data: string[] = [];
   for (let r = 0; r < rows; r++) {
     const row = Array.from(values.subarray(r * perRow, (r + 1) * perRow), (v, i) => ({ v, i }));
     row.sort((a, b) => b.v - a.v || a.i - b.i);
-    for (const { v, i } of row.slice(0, count)) data.push(textEncoder.encode(`${v.toFixed(6)}:${i}`));
+    for (const { v, i } of row.slice(0, count)) data.push(`${v.toFixed(6)}:${i}`);
   }
-  return { name: tensor.name, datatype: "BYTES", shape: [rows, count], data };
+  return { name: tensor.name, datatype: "BYTES", shape: [rows, count], data: bytesDataFromStrings(data) };
 }
 
 /** Options of the fake core. */
