@@ -7,14 +7,14 @@ export {
 } from "./core/bytes-data.js";
 export type { Clock, FakeClock, TimerHandle } from "./core/clock.js";
 export { createFakeClock, createSystemClock } from "./core/clock.js";
+export * from "./core/logger.js";
+export * from "./core/server-error.js";
+export type * from "./core/types.js";
 export type {
   InferenceCoreHandle,
   InferenceCoreOptions,
   ModelControlMode,
-} from "./core/create-inference-core.js";
-export { createInferenceCore } from "./core/create-inference-core.js";
-export * from "./core/logger.js";
-export * from "./core/server-error.js";
-export type * from "./core/types.js";
+} from "./lifecycle/create-inference-core.js";
+export { createInferenceCore } from "./lifecycle/create-inference-core.js";
 export type { RunningServer, ServerOptions } from "./server.js";
 export { startServer } from "./server.js";

@@ -5,12 +5,25 @@
  * here reproduces a hostile probe that succeeded before the boundary existed.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { silentLogger } from "./core/logger.js";
-import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
+import {
+  bundledConfig,
+  bundledModelFile,
+  createFixtureRepository,
+  type FixtureRepository,
+} from "./core/test-fixtures.test.js";
 import { type RunningServer, startServer } from "./server.js";
 import { type RawResponse, rawRequest } from "./testing/raw-http-client.js";
 
@@ -87,8 +100,8 @@ describe("repository security boundary", () => {
 
   test("a model name that is not a direct child of the repository is unknown, whatever exists on disk", async () => {
     // Traversal to a loadable model, to a directory that exists, to one that does not, absolute paths,
-    // backslashes, NUL, dot names, and a symlink out: every one gets the one answer an absent name gets,
-    // so the status says nothing about what exists outside.
+    // backslashes, NUL, dot names, and a symlink out: the answer depends on the name alone, never on
+    // what exists outside the repository.
     const depth = "..%2F".repeat(12);
     const names = [
       `${depth}${outside.slice(1).replaceAll("/", "%2F")}%2Fsrv%2Fplanted%2Fmodel`,
@@ -108,8 +121,14 @@ describe("repository security boundary", () => {
     for (const encoded of names) {
       const name = decodeURIComponent(encoded);
       const load = await post(`/v2/repository/models/${encoded}/load`);
-      assert.equal(load.status, 500, `load ${name}: ${load.body.toString()}`);
-      assert.equal(errorOf(load), `failed to load '${name}', failed to poll from model repository`, name);
+      // Triton's ValidateModelName refuses ".." and "/" from the name alone (400); any other name that is
+      // not a model directory fails its poll as an absent name does (500).
+      const [status, message] =
+        name.includes("..") || name.includes("/")
+          ? [400, `invalid model name '${name}', model name must not contain path traversal characters`]
+          : [500, `failed to load '${name}', failed to poll from model repository`];
+      assert.equal(load.status, status, `load ${name}: ${load.body.toString()}`);
+      assert.equal(errorOf(load), message, name);
       const infer = await post(`/v2/models/${encoded}/infer`, { inputs: [] });
       assert.equal(infer.status, 404, `infer ${name}`);
       assert.equal(errorOf(infer), `Request for unknown model: '${name}' is not found`);
@@ -117,8 +136,9 @@ describe("repository security boundary", () => {
       assert.equal((await rawRequest(url, `/v2/models/${encoded}/config`)).status, 404, `config ${name}`);
       assert.equal((await rawRequest(url, `/v2/models/${encoded}/ready`)).status, 400, `ready ${name}`);
       assert.equal((await rawRequest(url, `/v2/models/${encoded}/stats`)).status, 400, `stats ${name}`);
+      // Unloading a name that is not loaded does nothing, as in Triton.
       const unload = await post(`/v2/repository/models/${encoded}/unload`);
-      assert.equal(unload.status, 400, `unload ${name}`);
+      assert.equal(unload.status, 200, `unload ${name}`);
     }
     const index = JSON.parse((await post("/v2/repository/index")).body.toString()) as { name: string }[];
     assert.deepEqual(
@@ -225,5 +245,53 @@ describe("repository security boundary", () => {
     // A good reload replaces it.
     assert.equal((await post("/v2/repository/models/identity_fp32/load")).status, 200);
     assert.equal((await rawRequest(url, "/v2/models/identity_fp32/ready")).status, 200);
+  });
+
+  test("file: overrides load a model from the request's files alone, confined to its directory", async () => {
+    const model = readFileSync(bundledModelFile("simple")).toString("base64");
+    const config = JSON.stringify({
+      name: "uploaded",
+      platform: "onnxruntime_onnx",
+      max_batch_size: 8,
+      input: [
+        { name: "INPUT0", data_type: "TYPE_INT32", dims: ["16"] },
+        { name: "INPUT1", data_type: "TYPE_INT32", dims: ["16"] },
+      ],
+      output: [
+        { name: "OUTPUT0", data_type: "TYPE_INT32", dims: ["16"] },
+        { name: "OUTPUT1", data_type: "TYPE_INT32", dims: ["16"] },
+      ],
+    });
+    const noConfig = await post("/v2/repository/models/uploaded/load", {
+      parameters: { "file:1/model.onnx": model },
+    });
+    assert.equal(noConfig.status, 400);
+    assert.equal(errorOf(noConfig), "Load parameter 'config' must be specified for model file override");
+    const escaped = await post("/v2/repository/models/uploaded/load", {
+      parameters: { config, "file:1/../../../escaped.onnx": model },
+    });
+    assert.equal(escaped.status, 400);
+    assert.match(
+      errorOf(escaped),
+      /^Invalid file parameter 'file:1\/\.\.\/\.\.\/\.\.\/escaped\.onnx' with normalized path '.*' must stay within model directory\.$/,
+    );
+    const overrides = () => readdirSync(tmpdir()).filter((n) => n.startsWith("tbench-override-")).length;
+    const before = overrides();
+    const load = await post("/v2/repository/models/uploaded/load", {
+      parameters: { config, "file:1/model.onnx": model },
+    });
+    assert.equal(overrides(), before + 1, "the files live in a directory of their own while loaded");
+    assert.equal(load.status, 200, load.body.toString());
+    const ones = Array.from({ length: 16 }, () => 1);
+    const infer = await post("/v2/models/uploaded/infer", {
+      inputs: [
+        { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: ones },
+        { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ones },
+      ],
+    });
+    assert.equal(infer.status, 200, infer.body.toString());
+    assert.equal((await post("/v2/repository/models/uploaded/unload")).status, 200);
+    assert.equal((await rawRequest(url, "/v2/models/uploaded/ready")).status, 400);
+    assert.equal(overrides(), before, "unloading removes the override directory");
   });
 });

@@ -4,10 +4,10 @@
  * closes the core, in that order.
  */
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
-import { createInferenceCore, type InferenceCoreOptions } from "./core/create-inference-core.js";
 import { createConsoleLogger } from "./core/logger.js";
 import type { InferenceCore } from "./core/types.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
+import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
 
 /** Default HTTP port (Triton's). */

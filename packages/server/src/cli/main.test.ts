@@ -79,3 +79,45 @@ test("tbench-server starts, answers, and exits 0 on SIGTERM", { timeout: 60_000 
     if (child.exitCode === null) child.kill("SIGKILL");
   }
 });
+
+test("the bundled repository with default flags: every model loads, ensemble_pipeline answers, the server is ready", {
+  timeout: 180_000,
+}, async () => {
+  const { child, stderr } = runCli([
+    "--model-repository",
+    REPOSITORY,
+    "--http-port",
+    "0",
+    "--metrics-port",
+    "0",
+  ]);
+  const exited = once(child, "exit");
+  try {
+    let url: string | undefined;
+    while (url === undefined) {
+      const match = /Started HTTPService at (\S+)/.exec(stderr());
+      if (match !== null) url = `http://${match[1]}`;
+      else if (child.exitCode !== null) assert.fail(`exited early: ${stderr()}`);
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal((await fetch(`${url}/v2/health/ready`)).status, 200, stderr());
+    assert.doesNotMatch(stderr(), /^E /m, "no model failed to load");
+    const image = Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i * 0.01));
+    const res = await fetch(`${url}/v2/models/ensemble_pipeline/infer`, {
+      method: "POST",
+      body: JSON.stringify({
+        inputs: [{ name: "IMAGE", datatype: "FP32", shape: [1, 3, 224, 224], data: image }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { outputs: { name: string; shape: number[]; data: number[] }[] };
+    assert.equal(body.outputs[0]?.name, "LABEL");
+    assert.deepEqual(body.outputs[0]?.shape, [1, 1]);
+    assert.ok(Number.isInteger(body.outputs[0]?.data[0]));
+    child.kill("SIGTERM");
+    const [code] = await exited;
+    assert.equal(code, 0, stderr());
+  } finally {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  }
+});

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { mlpForward } from "../../../../examples/model-builder/mlp-reference.js";
+import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
 import { bytesDataFromArrays, bytesDataFromStrings, bytesDataToStrings } from "./bytes-data.js";
 import { createFakeClock } from "./clock.js";
-import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
 import {
   bundledConfig,
   createFixtureRepository,

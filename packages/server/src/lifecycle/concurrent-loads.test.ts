@@ -4,12 +4,22 @@
  * counted from /proc/self/task, which every worker thread (and onnxruntime's threads inside it) shows in.
  */
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
+import { readdirSync, utimesSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { silentLogger } from "../core/logger.js";
+import {
+  createFixtureRepository,
+  createRecordingLogger,
+  type FixtureRepository,
+} from "../core/test-fixtures.test.js";
 import { createInferenceCore } from "./create-inference-core.js";
-import { silentLogger } from "./logger.js";
-import { createFixtureRepository, type FixtureRepository } from "./test-fixtures.test.js";
 
+/** Issue 12's figures: 8 concurrent loads repeated 10 times, and 200 unload/load cycles. */
+const ROUNDS = 10;
+const CYCLES = 200;
+/** What RSS may grow by over those loads: allocator and JIT noise, not one leaked session each. */
+const RSS_MARGIN_MIB = 96;
 const threadCount = () => readdirSync("/proc/self/task").length;
 const handles = () =>
   process
@@ -37,18 +47,39 @@ describe("concurrent loads of one model", { skip: process.platform !== "linux" &
     const baseThreads = threadCount();
     const baseHandles = handles();
 
+    const logger = createRecordingLogger();
     const core = await createInferenceCore({
       modelRepository: repo.dir,
       modelControlMode: "explicit",
-      logger: silentLogger,
+      logger,
     });
     await core.loadModel("simple");
     const oneLoaded = threadCount();
     assert.ok(oneLoaded > baseThreads, "a loaded instance runs in a thread of its own");
-    for (let round = 0; round < 3; round++) {
-      await Promise.all(Array.from({ length: 4 }, () => core.loadModel("simple")));
+    const rssBefore = process.memoryUsage().rss;
+    const loads = () => logger.lines.filter((l) => l === "I successfully loaded 'simple' version 1").length;
+    for (let round = 0; round < ROUNDS; round++) {
+      // A new modification time makes the next load a real reload; the other seven find it done (Triton
+      // does not reload a model whose directory has not changed).
+      const later = new Date(Date.now() + (round + 1) * 60_000);
+      utimesSync(join(repo.dir, "simple", "1", "model.onnx"), later, later);
+      const before = loads();
+      await Promise.all(Array.from({ length: 8 }, () => core.loadModel("simple")));
+      assert.equal(loads(), before + 1, `round ${round}: one reload for eight concurrent loads`);
       assert.equal(threadCount(), oneLoaded, `round ${round}: one set of instances, not one per load`);
     }
+    for (let cycle = 0; cycle < CYCLES; cycle++) {
+      await core.unloadModel("simple");
+      await core.loadModel("simple");
+    }
+    assert.equal(threadCount(), oneLoaded, `${CYCLES} unload/load cycles leave one set of instances`);
+    // A leak of one session or worker per load (several MiB each) would pass the margin many times over.
+    const grownMiB = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+    console.log(`rss grew ${grownMiB.toFixed(1)} MiB over ${ROUNDS + CYCLES} loads`);
+    assert.ok(
+      grownMiB < RSS_MARGIN_MIB,
+      `RSS grew ${grownMiB.toFixed(1)} MiB (margin ${RSS_MARGIN_MIB} MiB)`,
+    );
     // Loads and unloads interleaved settle to the last one asked for.
     await Promise.all([core.loadModel("simple"), core.unloadModel("simple"), core.loadModel("simple")]);
     assert.equal(core.isModelReady("simple"), true);

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
-import { ServerError } from "./server-error.js";
+import { ServerError } from "../core/server-error.js";
 import {
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "./test-fixtures.test.js";
+} from "../core/test-fixtures.test.js";
+import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
 
 describe("inference core end to end (simple, auto-completed config)", () => {
   let repo: FixtureRepository;

@@ -2,8 +2,9 @@
  * Model metadata (KServe v2 `GET /v2/models/{m}`): inputs and outputs with the batch dimension (-1) in
  * front when the model batches, as Triton reports them.
  */
+
+import type { ModelMetadata, TensorMetadata } from "../core/types.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
-import type { ModelMetadata, TensorMetadata } from "./types.js";
 
 function tensorMetadata(spec: ModelSpec, io: TensorSpec): TensorMetadata {
   return {

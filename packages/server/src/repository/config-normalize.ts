@@ -35,7 +35,8 @@ export function fillModelIdentity(config: ModelConfig, directoryName: string, ha
 
 /**
  * Triton's NormalizeModelConfig after auto-complete: preferred batch sizes default to [max_batch_size], and
- * the instance groups are normalized (see normalizeInstanceGroups).
+ * the instance groups are normalized (see normalizeInstanceGroups); an ensemble has no instances of its
+ * own, so it gets no instance group.
  */
 export function normalizeModelConfig(config: ModelConfig): void {
   const maxBatchSize = config.max_batch_size ?? 0;
@@ -43,7 +44,7 @@ export function normalizeModelConfig(config: ModelConfig): void {
   if (batching && !batching.preferred_batch_size?.length && maxBatchSize > 0) {
     batching.preferred_batch_size = [maxBatchSize];
   }
-  normalizeInstanceGroups(config);
+  if (config.platform !== ENSEMBLE_PLATFORM) normalizeInstanceGroups(config);
 }
 
 /**

@@ -18,8 +18,12 @@ import { logRequest, type ValidatedRequest } from "./request-validation.js";
 
 /** One version's scheduler. */
 export interface ModelScheduler {
-  /** Queues a validated request; resolves with its response. `startNs`: when the core received it. */
-  submit(request: ValidatedRequest, startNs: number): Promise<InferenceResponse>;
+  /**
+   * Queues a validated request; resolves with its response. `startNs`: when the core received it.
+   * `secondary`: also told of the request's success, with the same figures (Triton's secondary stats
+   * aggregator: an ensemble sums its member requests' compute times this way).
+   */
+  submit(request: ValidatedRequest, startNs: number, secondary?: SecondaryStats): Promise<InferenceResponse>;
   /** An instance became idle. */
   instanceIdle(): void;
   /** Stops accepting requests and resolves once every accepted one is answered. */
@@ -30,6 +34,9 @@ export interface ModelScheduler {
    */
   abandon(error: ServerError): void;
 }
+
+/** A second collector of one request's success figures (a subset of ModelStatsCollector). */
+export type SecondaryStats = Pick<ModelStatsCollector, "requestSucceeded">;
 
 export interface ModelSchedulerOptions {
   readonly spec: ModelSpec;
@@ -47,6 +54,7 @@ export interface ModelSchedulerOptions {
 interface Pending extends BatchableEntry {
   readonly validated: ValidatedRequest;
   readonly startNs: number;
+  readonly secondary: SecondaryStats | undefined;
   readonly seq: number;
   readonly resolve: (response: InferenceResponse) => void;
   readonly reject: (error: unknown) => void;
@@ -146,7 +154,10 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
       ...(request.id !== undefined && request.id !== "" ? { id: request.id } : {}),
       outputs: finalOutputs,
     };
-    stats.requestSucceeded(clock.nowNs() - entry.startNs, queueNs, times, clock.epochMs());
+    const durationNs = clock.nowNs() - entry.startNs;
+    const epochMs = clock.epochMs();
+    stats.requestSucceeded(durationNs, queueNs, times, epochMs);
+    entry.secondary?.requestSucceeded(durationNs, queueNs, times, epochMs);
     deliver(entry, () => entry.resolve(response));
   };
 
@@ -256,7 +267,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   }
 
   return {
-    submit(validated, startNs) {
+    submit(validated, startNs, secondary) {
       const request = validated.request;
       if (abandoned) {
         stats.requestFailed(clock.nowNs() - startNs, "BACKEND", clock.epochMs());
@@ -274,6 +285,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
         const entry: Pending = {
           validated,
           startNs,
+          secondary,
           // Taken only once the queue accepts the entry: preserve_ordering delivers seq by seq, no gaps.
           seq: nextSeq,
           resolve,
