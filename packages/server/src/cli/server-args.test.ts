@@ -13,6 +13,7 @@ test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES eleme
     metricsPort: 8002,
     httpAddress: "127.0.0.1",
     modelControlMode: "none",
+    repositoryPollSecs: 15,
     loadModels: [],
     strictReadiness: true,
     httpMaxInputSize: 64 * 1024 * 1024,
@@ -35,6 +36,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     "0.0.0.0",
     "--model-control-mode",
     "explicit",
+    "--repository-poll-secs=0.5",
     "--load-model",
     "simple",
     "--load-model=heavy",
@@ -56,6 +58,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     metricsPort: false,
     httpAddress: "0.0.0.0",
     modelControlMode: "explicit",
+    repositoryPollSecs: 0.5,
     loadModels: ["simple", "heavy"],
     strictReadiness: false,
     httpMaxInputSize: 1024,
@@ -84,6 +87,10 @@ test("bad command lines name the flag, the value and what is allowed", () => {
     [
       ["--model-repository", "m", "--model-control-mode", "auto"],
       "invalid --model-control-mode 'auto': expected none, poll or explicit",
+    ],
+    [
+      ["--model-repository", "m", "--repository-poll-secs", "0"],
+      "invalid --repository-poll-secs '0': expected a positive number of seconds",
     ],
     [
       ["--model-repository", "m", "--strict-readiness", "maybe"],

@@ -60,6 +60,10 @@ const argsSchema = z.object({
   metricsPort: port,
   httpAddress: z.string().min(1, "expected an address"),
   modelControlMode: z.enum(["none", "poll", "explicit"], { error: "expected none, poll or explicit" }),
+  repositoryPollSecs: z.coerce
+    .number({ error: "expected a number of seconds" })
+    .positive("expected a positive number of seconds")
+    .max(86_400, "expected at most 86400 seconds"),
   loadModel: z.array(z.string().min(1, "expected a model name")),
   strictReadiness: flag,
   httpMaxInputSize: z.coerce
@@ -86,6 +90,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   metricsPort: "--metrics-port",
   httpAddress: "--http-address",
   modelControlMode: "--model-control-mode",
+  repositoryPollSecs: "--repository-poll-secs",
   loadModel: "--load-model",
   strictReadiness: "--strict-readiness",
   httpMaxInputSize: "--http-max-input-size",
@@ -111,6 +116,7 @@ function createProgram(): Command {
     )
     .option("--http-address <address>", "address the HTTP and metrics endpoints bind", "127.0.0.1")
     .option("--model-control-mode <mode>", "none, poll or explicit", "none")
+    .option("--repository-poll-secs <seconds>", "poll mode: seconds between repository scans", "15")
     .option(
       "--load-model <name>",
       "model to load at startup in explicit mode (repeatable; * for all)",
@@ -179,6 +185,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       metricsPort: a.allowMetrics ? a.metricsPort : false,
       httpAddress: a.httpAddress,
       modelControlMode: a.modelControlMode,
+      repositoryPollSecs: a.repositoryPollSecs,
       loadModels: a.loadModel,
       strictReadiness: a.strictReadiness,
       httpMaxInputSize: a.httpMaxInputSize,
