@@ -16,7 +16,7 @@ const { default: Table } = await import("cli-table3");
 const { formatSweepTable, resolveBenchConfig, runBenchmark } = await import("tbench");
 
 const LEVELS = [1, 2, 4, 8, 16, 32];
-const server = spawn(process.execPath, ["packages/bench/bench/serve-models.mjs", "heavy", "heavy_nobatch"], {
+const server = spawn(process.execPath, ["packages/tbench/bench/serve-models.mjs", "heavy", "heavy_nobatch"], {
   cwd: root,
   stdio: ["ignore", "pipe", "inherit"],
 });

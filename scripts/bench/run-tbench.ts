@@ -1,4 +1,4 @@
-// Runs the `tbench` command as users run it: the package's bin (packages/bench/bin/tbench.mjs, which runs
+// Runs the `tbench` command as users run it: the package's bin (packages/tbench/bin/tbench.mjs, which runs
 // the build in dist/) in a child process, with its profiler, statistics reads and overhead monitor, and
 // reads back the one level it measured from its --json file. The benchmarks build first (`tsc -b` in their
 // npm scripts), so dist/ is the code under test.
@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "./bench-kit.js";
 
-export const TBENCH_BIN = join(ROOT, "packages/bench/bin/tbench.mjs");
+export const TBENCH_BIN = join(ROOT, "packages/tbench/bin/tbench.mjs");
 
 /** The figures of one tbench level that the benchmarks report. */
 export interface TbenchLevelFigures {
