@@ -228,10 +228,13 @@ describe("repository loading", () => {
     );
   });
 
-  it("loads an ensemble's config and reports why it does not serve yet", async () => {
+  it("an ensemble whose members are not in the repository is UNAVAILABLE with Triton's reason", async () => {
     const [row] = (await core.repositoryIndex()).filter((r) => r.name === "ensemble_pipeline");
     assert.equal(row?.state, "UNAVAILABLE");
-    assert.match(row?.reason ?? "", /ensemble model 'ensemble_pipeline' is not served yet/);
+    assert.equal(
+      row?.reason,
+      "Invalid argument: ensemble ensemble_pipeline contains models that are not available or ambiguous: resnet_like",
+    );
   });
 
   it("auto-completes a model without config.pbtxt and keeps every other model serving", async () => {
