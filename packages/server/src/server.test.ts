@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
-import {
-  IDENTITY_DATATYPES,
-  type IdentityDatatype,
-} from "../../../examples/model-builder/models/identity.js";
+import { IDENTITY_DATATYPES, type IdentityDatatype } from "@tbench/model-builder";
 import { silentLogger } from "./core/logger.js";
 import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
 import { parsePrometheusText } from "./metrics/prometheus-text.js";

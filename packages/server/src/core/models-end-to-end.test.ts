@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { mlpForward } from "../../../../examples/model-builder/mlp-reference.js";
+import { mlpForward } from "@tbench/model-builder";
 import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
 import { bytesDataFromArrays, bytesDataFromStrings, bytesDataToStrings } from "./bytes-data.js";
 import { createFakeClock } from "./clock.js";

@@ -15,10 +15,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  BUNDLED_MODEL_REPOSITORY,
-  writeModelRepository,
-} from "../../../../examples/model-builder/write-model-repository.js";
+import { BUNDLED_MODEL_REPOSITORY, writeModelRepository } from "@tbench/model-builder";
 import type { Logger } from "./logger.js";
 
 /** The path of a bundled model's ONNX file, generating the bundled models when absent. */

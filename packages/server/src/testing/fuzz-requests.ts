@@ -4,7 +4,7 @@
  * header and the binary sections. The same seed gives the same requests.
  */
 import { gzipSync } from "node:zlib";
-import { createMulberry32 } from "../../../../examples/model-builder/prng.js";
+import { createMulberry32 } from "@tbench/model-builder/prng";
 
 /** A request to send: path, headers and body bytes. */
 export interface FuzzRequest {

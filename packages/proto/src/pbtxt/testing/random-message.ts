@@ -4,8 +4,8 @@
  * control characters and astral characters, random bytes, nested messages up to a depth, oneofs with at
  * most one member set, maps over every key type.
  */
+import { createMulberry32 } from "@tbench/model-builder/prng";
 import type protobuf from "protobufjs";
-import { createMulberry32 } from "../../../../../examples/model-builder/prng.js";
 import { INTEGER_RANGES } from "../scalar-values.js";
 import { type FieldInfo, type MessageInfo, messageInfo, type ScalarType, type ValueKind } from "../schema.js";
 import type { TextMessage, TextValue } from "../text-message.js";
