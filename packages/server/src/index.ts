@@ -5,8 +5,8 @@ export {
   bytesDataToStrings,
   DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
 } from "./core/bytes-data.js";
-export type { Clock, FakeClock, TimerHandle } from "./core/clock.js";
-export { createFakeClock, createSystemClock } from "./core/clock.js";
+export type { Clock, TimerHandle } from "./core/clock.js";
+export { createSystemClock } from "./core/clock.js";
 export * from "./core/logger.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";

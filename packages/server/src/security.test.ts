@@ -18,14 +18,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { silentLogger } from "./core/logger.js";
+import { type RunningServer, startServer } from "./server.js";
+import { type RawResponse, rawRequest } from "./testing/raw-http-client.js";
 import {
   bundledConfig,
   bundledModelFile,
   createFixtureRepository,
   type FixtureRepository,
-} from "./core/test-fixtures.test.js";
-import { type RunningServer, startServer } from "./server.js";
-import { type RawResponse, rawRequest } from "./testing/raw-http-client.js";
+} from "./testing/test-fixtures.js";
 
 const errorOf = (res: RawResponse) => (JSON.parse(res.body.toString()) as { error: string }).error;
 

@@ -3,10 +3,10 @@ import { after, before, describe, test } from "node:test";
 import { deflateSync, gunzipSync, gzipSync } from "node:zlib";
 import { IDENTITY_DATATYPES, type IdentityDatatype } from "@tbench/model-builder";
 import { silentLogger } from "./core/logger.js";
-import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./core/test-fixtures.test.js";
 import { parsePrometheusText } from "./metrics/prometheus-text.js";
 import { type RunningServer, startServer } from "./server.js";
 import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "./testing/raw-http-client.js";
+import { bundledConfig, createFixtureRepository, type FixtureRepository } from "./testing/test-fixtures.js";
 
 const REPOSITORY = new URL("../../../examples/models", import.meta.url).pathname;
 const MAX_INPUT = 4 * 1024 * 1024;

@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { mlpForward } from "@tbench/model-builder";
 import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
-import { bytesDataFromArrays, bytesDataFromStrings, bytesDataToStrings } from "./bytes-data.js";
-import { createFakeClock } from "./clock.js";
+import { createFakeClock } from "../testing/fake-clock.js";
 import {
   bundledConfig,
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "./test-fixtures.test.js";
+} from "../testing/test-fixtures.js";
+import { bytesDataFromArrays, bytesDataFromStrings, bytesDataToStrings } from "./bytes-data.js";
 import type { BytesData, Tensor } from "./types.js";
 
 const encoder = new TextEncoder();

@@ -19,7 +19,7 @@ import { instanceGroupSpecs, modelSpecFromConfig } from "../repository/model-spe
 import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
 import { validateRequest } from "../scheduler/request-validation.js";
 import { createModelStats, type ModelStatsCollector } from "../stats/model-stats.js";
-import { bundled, image } from "./ensemble-fakes.test.js";
+import { bundled, image } from "../testing/ensemble-fakes.js";
 import { createEnsembleScheduler, type EnsembleScheduler } from "./ensemble-scheduler.js";
 
 const clock = createSystemClock();

@@ -16,7 +16,7 @@ import {
   pipelineMembers,
   setup,
   watch,
-} from "./ensemble-fakes.test.js";
+} from "../testing/ensemble-fakes.js";
 
 describe("ensemble scheduler failures", () => {
   it("fails with the member's status and Triton's 'in ensemble' message, counted once as OTHER", async () => {

@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { FakeClock } from "../core/clock.js";
 import type { InferenceRequest, Tensor } from "../core/types.js";
 import {
   bundled,
@@ -23,7 +22,8 @@ import {
   step,
   times,
   watch,
-} from "./ensemble-fakes.test.js";
+} from "../testing/ensemble-fakes.js";
+import type { FakeClock } from "../testing/fake-clock.js";
 import type { InferMember } from "./ensemble-scheduler.js";
 
 describe("ensemble scheduler data flow", () => {

@@ -12,7 +12,7 @@ import {
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "../core/test-fixtures.test.js";
+} from "../testing/test-fixtures.js";
 import { createInferenceCore } from "./create-inference-core.js";
 
 /**

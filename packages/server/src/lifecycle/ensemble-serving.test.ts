@@ -8,13 +8,13 @@ import assert from "node:assert/strict";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import type { InferenceCore, Tensor } from "../core/types.js";
 import {
   bundledConfig,
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "../core/test-fixtures.test.js";
-import type { InferenceCore, Tensor } from "../core/types.js";
+} from "../testing/test-fixtures.js";
 import { createInferenceCore } from "./create-inference-core.js";
 
 function pipelineRepository(): FixtureRepository {

@@ -5,7 +5,7 @@ import {
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "../core/test-fixtures.test.js";
+} from "../testing/test-fixtures.js";
 import { createInferenceCore, type InferenceCoreHandle } from "./create-inference-core.js";
 
 describe("inference core end to end (simple, auto-completed config)", () => {

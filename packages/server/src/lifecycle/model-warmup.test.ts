@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { bundledConfig, createFixtureRepository, createRecordingLogger } from "../core/test-fixtures.test.js";
+import { bundledConfig, createFixtureRepository, createRecordingLogger } from "../testing/test-fixtures.js";
 import { createInferenceCore } from "./create-inference-core.js";
 
 /** Eight ASCII bytes: two FP32 values (fixture files are written as text). */

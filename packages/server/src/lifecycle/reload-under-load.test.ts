@@ -8,13 +8,13 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import type { InferenceCore } from "../core/types.js";
 import {
   bundledConfig,
   bundledModelFile,
   createFixtureRepository,
   createRecordingLogger,
-} from "../core/test-fixtures.test.js";
-import type { InferenceCore } from "../core/types.js";
+} from "../testing/test-fixtures.js";
 import { createInferenceCore } from "./create-inference-core.js";
 
 const CLIENTS = 8;

@@ -14,7 +14,7 @@ import {
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "../core/test-fixtures.test.js";
+} from "../testing/test-fixtures.js";
 import { fingerprintModelDirectory } from "./directory-fingerprint.js";
 import { createModelLifecycle, type ModelLifecycle } from "./model-lifecycle.js";
 import { createRepositoryPoller, type RepositoryPoller } from "./repository-poller.js";

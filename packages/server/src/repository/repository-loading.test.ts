@@ -4,13 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
 import {
   bundledConfig,
   createFixtureRepository,
   createRecordingLogger,
   type FixtureRepository,
-} from "../core/test-fixtures.test.js";
-import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
+} from "../testing/test-fixtures.js";
 
 /** The bundled `simple` config with one instance, renamed and edited. */
 function simpleConfig(name: string, edit: (text: string) => string = (t) => t): string {

@@ -4,13 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createFakeClock, type FakeClock } from "../core/clock.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceResponse } from "../core/types.js";
 import type { PoolRun } from "../instances/instance-pool.js";
 import type { InstanceRunResult } from "../instances/model-instance.js";
 import type { DynamicBatchingSpec, ModelSpec, QueuePolicySpec } from "../repository/model-spec.js";
 import { createModelStats } from "../stats/model-stats.js";
+import { createFakeClock, type FakeClock } from "../testing/fake-clock.js";
 import { createModelScheduler } from "./model-scheduler.js";
 import { validateRequest } from "./request-validation.js";
 

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { syntheticLevel } from "../internal/synthetic-results.js";
 import { toResultJson } from "../report/json-result.js";
+import { syntheticLevel } from "../testing/synthetic-results.js";
 
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 

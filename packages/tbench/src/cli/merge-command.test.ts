@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { syntheticLevel } from "../internal/synthetic-results.js";
 import { parseResultJson, toResultJson } from "../report/json-result.js";
+import { syntheticLevel } from "../testing/synthetic-results.js";
 import { runMerge } from "./merge-command.js";
 import { UsageError } from "./usage-error.js";
 

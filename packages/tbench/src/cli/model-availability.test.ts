@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
-import { type FakeV2Server, startFakeV2Server } from "../internal/fake-v2-server.js";
+import { type FakeV2Server, startFakeV2Server } from "../testing/fake-v2-server.js";
 import { runCli } from "./run-cli.js";
 
 const SIMPLE = fileURLToPath(new URL("../../../../examples/models/simple", import.meta.url));

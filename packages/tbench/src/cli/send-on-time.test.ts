@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Worker } from "node:worker_threads";
-import type { FakeV2ServerOptions } from "../internal/fake-v2-server.js";
 import { parseResultJson } from "../report/json-result.js";
+import type { FakeV2ServerOptions } from "../testing/fake-v2-server.js";
 import { runCli } from "./run-cli.js";
 
 /**
@@ -15,7 +15,7 @@ import { runCli } from "./run-cli.js";
 async function startServerThread(
   options: FakeV2ServerOptions,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const module = new URL("../internal/fake-v2-server.ts", import.meta.url).href;
+  const module = new URL("../testing/fake-v2-server.ts", import.meta.url).href;
   const worker = new Worker(
     `const { parentPort, workerData } = require("node:worker_threads");
     import("tsx/esm/api")

@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type FakeV2Server, startFakeV2Server } from "../internal/fake-v2-server.js";
 import { parseResultJson } from "../report/json-result.js";
+import { type FakeV2Server, startFakeV2Server } from "../testing/fake-v2-server.js";
 import { runCli } from "./run-cli.js";
 
 const sink = { write: () => true };

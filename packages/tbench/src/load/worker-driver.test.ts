@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createWorkerLoadDriver, splitEvenly } from "./worker-driver.js";
 
-const INSTANT_SENDER = new URL("../internal/instant-sender.ts", import.meta.url).href;
+const INSTANT_SENDER = new URL("../testing/instant-sender.ts", import.meta.url).href;
 
 describe("splitEvenly", () => {
   it("splits into parts that differ by at most one", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticLevel } from "../internal/synthetic-results.js";
+import { syntheticLevel } from "../testing/synthetic-results.js";
 import { formatFinalSummary, formatLevelSummary, formatSettings, levelHeading } from "./console-summary.js";
 import { formatCppDouble } from "./format.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticLevel } from "../internal/synthetic-results.js";
 import type { ServerSideStats } from "../measure/server-stats.js";
+import { syntheticLevel } from "../testing/synthetic-results.js";
 import { csvHeader, formatCsv } from "./csv-report.js";
 
 // perf_analyzer's headers, as its report_writer.cc writes them (Triton with the statistics extension).

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticLevel } from "../internal/synthetic-results.js";
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from "../measure/histogram.js";
+import { syntheticLevel } from "../testing/synthetic-results.js";
 import { compareResults } from "./compare-results.js";
 import { parseResultJson, toResultJson } from "./json-result.js";
 import { mergeResults } from "./merge-results.js";

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUNDLED_MODEL_REPOSITORY, writeModelRepository } from "@tbench/model-builder";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../core/logger.js";
 
 /** The path of a bundled model's ONNX file, generating the bundled models when absent. */
 export function bundledModelFile(name: string): string {

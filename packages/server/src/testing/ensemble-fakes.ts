@@ -6,15 +6,15 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { type ModelConfig, parseModelConfig } from "@tbench/proto";
-import { createFakeClock } from "../core/clock.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
+import { validateEnsembleConfig } from "../ensemble/ensemble-dependencies.js";
+import type { MemberInfo } from "../ensemble/ensemble-members-check.js";
+import { createEnsembleScheduler, type InferMember } from "../ensemble/ensemble-scheduler.js";
+import type { MemberStatsSink } from "../ensemble/ensemble-stats.js";
 import { modelSpecFromConfig } from "../repository/model-spec.js";
 import { validateRequest } from "../scheduler/request-validation.js";
 import { createModelStats } from "../stats/model-stats.js";
-import { validateEnsembleConfig } from "./ensemble-dependencies.js";
-import type { MemberInfo } from "./ensemble-members-check.js";
-import { createEnsembleScheduler, type InferMember } from "./ensemble-scheduler.js";
-import type { MemberStatsSink } from "./ensemble-stats.js";
+import { createFakeClock } from "./fake-clock.js";
 
 export const bundled = (name: string) =>
   parseModelConfig(
