@@ -105,4 +105,36 @@ describe("concurrent loads of one model", { skip: process.platform !== "linux" &
     assert.ok(outcome === undefined || (outcome as Error).message === "Server is stopping", String(outcome));
     assert.equal(threadCount(), baseThreads);
   });
+
+  test("destroy() fails what is queued at once and ends every worker", async () => {
+    const baseThreads = threadCount();
+    const core = await createInferenceCore({
+      modelRepository: repo.dir,
+      modelControlMode: "explicit",
+      loadModels: ["simple"],
+      logger: silentLogger,
+    });
+    const inputs = [
+      { name: "INPUT0", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+      { name: "INPUT1", datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(2) },
+    ];
+    const settled = Promise.allSettled(
+      Array.from({ length: 200 }, () => core.infer({ model: "simple", inputs })),
+    );
+    await core.destroy();
+    const outcomes = await settled;
+    const refused = outcomes.filter(
+      (o) => o.status === "rejected" && (o.reason as { status?: string }).status === "UNAVAILABLE",
+    );
+    assert.ok(refused.length > 0, "queued requests were failed, not run");
+    // Batches already running end with their workers: INTERNAL, naming the instance and why.
+    const others = outcomes.filter((o) => o.status === "rejected" && !refused.includes(o));
+    for (const o of others) {
+      assert.match(
+        String((o as PromiseRejectedResult).reason),
+        /model instance 'simple_\d' died while running the request: the instance is being unloaded/,
+      );
+    }
+    assert.equal(threadCount(), baseThreads);
+  });
 });

@@ -18,6 +18,7 @@ import type {
   RepositoryIndexEntry,
 } from "../core/types.js";
 import { ensembleMemberNames } from "../ensemble/ensemble-dependencies.js";
+import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { isPlainModelName, listModelNames, resolveModelDirectory } from "../repository/confinement.js";
 import type { SecondaryStats } from "../scheduler/model-scheduler.js";
 import { validateRequest } from "../scheduler/request-validation.js";
@@ -71,12 +72,19 @@ export interface InferenceCoreOptions {
    * the worker makes one string per element, so larger inputs are refused from their shape.
    */
   readonly maxBytesTensorElements?: number;
+  /**
+   * The execution provider KIND_GPU instances ask for (--gpu-execution-provider; default auto: CUDA when
+   * its binaries are installed, else WebGPU; CPU, with the reason logged, when none starts).
+   */
+  readonly gpuExecutionProvider?: GpuExecutionProvider;
 }
 
 /** The core plus its lifetime. */
 export interface InferenceCoreHandle extends InferenceCore {
   /** Stops accepting requests, answers what is queued or running, ends every worker. Idempotent. */
   close(): Promise<void>;
+  /** Stops accepting requests, fails what is still queued (UNAVAILABLE), ends every worker. Idempotent. */
+  destroy(): Promise<void>;
 }
 
 const SERVER_NAME = "tbench-server";
@@ -159,6 +167,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       autoComplete: options.disableAutoCompleteConfig !== true,
       trace: createTrace("batcher"),
       crashParameter: options.crashWorkerParameter,
+      gpuExecutionProvider: options.gpuExecutionProvider,
       loadEnsemble: (config, version, stats) => loadEnsembleVersion(ensembles, config, version, stats),
     },
   });
@@ -386,6 +395,11 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
         await lifecycle.close();
       })();
       return closing;
+    },
+    async destroy() {
+      closed = true;
+      await poller?.close();
+      await lifecycle.destroy();
     },
   };
   return core;

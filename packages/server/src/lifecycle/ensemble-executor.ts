@@ -96,6 +96,8 @@ export async function loadEnsembleVersion(
     executor: {
       submit: (request, startNs) => scheduler.submit(request, startNs),
       close: () => scheduler.close(),
+      // Its steps in flight fail as their members are destroyed; the ensemble answers them, then ends.
+      destroy: () => scheduler.close(),
     },
   };
 }

@@ -42,6 +42,8 @@ export interface ModelLifecycle {
   unload(name: string, options?: { readonly forget?: boolean }): Promise<void>;
   /** Waits for loads in progress, then closes every model. Idempotent. */
   close(): Promise<void>;
+  /** As close(), but requests still queued fail at once (UNAVAILABLE) instead of being answered. */
+  destroy(): Promise<void>;
 }
 
 export interface ModelLifecycleOptions {
@@ -63,7 +65,6 @@ export function createModelLifecycle(options: ModelLifecycleOptions): ModelLifec
   const loadedFrom = new Map<string, string>();
   const serializer = createKeyedSerializer();
   let closed = false;
-  let closing: Promise<void> | undefined;
 
   /** Loads `name` anew; resolves with the attempt and the fingerprint it was loaded from (none for overrides). */
   const attempt = async (
@@ -120,6 +121,14 @@ export function createModelLifecycle(options: ModelLifecycleOptions): ModelLifec
   const unloaded = (name: string) => (version: string) =>
     logger.info(`successfully unloaded '${name}' version ${version}`);
 
+  const shutDown = async (now: boolean): Promise<void> => {
+    closed = true;
+    // Loads in progress finish first (and close what they built, as the server is stopping).
+    await serializer.idle();
+    // Every call closes every entry: executors are idempotent, and destroy() cuts a close() in progress short.
+    await Promise.all([...models.values()].map((entry) => closeModelEntry(entry, unloaded(entry.name), now)));
+  };
+
   const lifecycle: ModelLifecycle = {
     get: (name) => models.get(name),
     entries: () => [...models.values()],
@@ -155,15 +164,8 @@ export function createModelLifecycle(options: ModelLifecycleOptions): ModelLifec
         if (unloadOptions?.forget) models.delete(name);
       });
     },
-    close() {
-      closing ??= (async () => {
-        closed = true;
-        // Loads in progress finish first (and close what they built, as the server is stopping).
-        await serializer.idle();
-        await Promise.all([...models.values()].map((entry) => closeModelEntry(entry, unloaded(entry.name))));
-      })();
-      return closing;
-    },
+    close: () => shutDown(false),
+    destroy: () => shutDown(true),
   };
   return lifecycle;
 }

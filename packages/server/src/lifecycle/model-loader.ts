@@ -22,6 +22,7 @@ import { statusText } from "../core/status-text.js";
 import type { TraceFn } from "../core/trace.js";
 import { createInstancePool, instanceInits } from "../instances/instance-pool.js";
 import { startModelInstance } from "../instances/model-instance.js";
+import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../repository/auto-complete.js";
 import {
   ENSEMBLE_PLATFORM,
@@ -51,6 +52,8 @@ export interface LoaderContext {
   readonly autoComplete: boolean;
   readonly trace?: TraceFn | undefined;
   readonly crashParameter?: string | undefined;
+  /** The provider KIND_GPU instances ask for (--gpu-execution-provider); default auto. */
+  readonly gpuExecutionProvider?: GpuExecutionProvider | undefined;
   /** Loads an ensemble version (its steps run on other models); rejects with the reason it cannot serve. */
   readonly loadEnsemble: (
     config: ModelConfig,
@@ -195,6 +198,7 @@ async function loadOnnxVersion(
     modelPath,
     groups: instanceGroupSpecs(config),
     intraOpThreads: intraOpThreads(config),
+    ...(ctx.gpuExecutionProvider ? { gpuExecutionProvider: ctx.gpuExecutionProvider } : {}),
   });
   const firstInit = inits[0];
   if (!firstInit) fail(`must specify one or more 'instance group's for ${name}`);
@@ -251,6 +255,10 @@ async function loadOnnxVersion(
       close() {
         closing ??= batcher.drain().then(() => pool.close());
         return closing;
+      },
+      destroy() {
+        batcher.abandon(new ServerError("UNAVAILABLE", "Server is stopping"));
+        return pool.close();
       },
     };
     if (config.model_warmup?.length) {

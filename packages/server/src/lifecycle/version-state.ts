@@ -19,6 +19,8 @@ export interface VersionExecutor {
   submit(request: ValidatedRequest, startNs: number, secondary?: SecondaryStats): Promise<InferenceResponse>;
   /** Graceful: stops accepting, answers every accepted request, then ends its workers. Idempotent. */
   close(): Promise<void>;
+  /** Now: fails every request still queued (UNAVAILABLE), ends its workers. Idempotent. */
+  destroy(): Promise<void>;
 }
 
 /** A loaded version: its resolved config and what runs its requests. */
@@ -76,24 +78,30 @@ export function loadFailures(entry: ModelEntry): string[] {
 }
 
 /**
- * Closes every version of `entry` that holds instances (gracefully: accepted requests are answered first)
- * and releases the entry's own files; READY versions end UNAVAILABLE "unloaded".
+ * Closes every version of `entry` that holds instances (gracefully: accepted requests are answered first;
+ * with `now`, queued requests fail at once) and releases the entry's own files; READY versions end
+ * UNAVAILABLE "unloaded".
  */
 export async function closeModelEntry(
   entry: ModelEntry,
   onUnloaded?: (version: string) => void,
+  now = false,
 ): Promise<void> {
+  const end = (served: ServedVersion) => (now ? served.executor.destroy() : served.executor.close());
   if (entry.kind === "failed") return;
   await Promise.all(
     [...entry.versions.values()].map(async (v) => {
       const state = v.state;
       if (state.name === "READY") {
         v.state = { name: "UNLOADING", served: state.served };
-        await state.served.executor.close();
+        await end(state.served);
         v.state = { name: "UNAVAILABLE", reason: "unloaded" };
         onUnloaded?.(v.version);
+      } else if (state.name === "UNLOADING" && now) {
+        // A graceful close in progress, cut short.
+        await state.served.executor.destroy();
       } else if (state.name === "UNAVAILABLE" && state.leftover) {
-        await state.leftover.executor.close();
+        await end(state.leftover);
         v.state = { name: "UNAVAILABLE", reason: state.reason };
       }
     }),
