@@ -18,6 +18,16 @@ function runCli(args: string[]): { child: ChildProcess; stderr: () => string } {
   return { child, stderr: () => stderr };
 }
 
+/** The HTTP URL the server logs once it listens; fails if it exits first. */
+async function httpUrlOf(child: ChildProcess, stderr: () => string): Promise<string> {
+  for (;;) {
+    const match = /Started HTTPService at (\S+)/.exec(stderr());
+    if (match !== null) return `http://${match[1]}`;
+    if (child.exitCode !== null) assert.fail(`exited early: ${stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 test("a bad flag exits 2 with a one-line message and no stack trace", async () => {
   const { child, stderr } = runCli(["--model-repository", REPOSITORY, "--http-port", "eighty"]);
   const [code] = await once(child, "exit");
@@ -43,13 +53,7 @@ test("tbench-server starts, answers, and exits 0 on SIGTERM", { timeout: 60_000 
   ]);
   const exited = once(child, "exit");
   try {
-    let url: string | undefined;
-    while (url === undefined) {
-      const match = /Started HTTPService at (\S+)/.exec(stderr());
-      if (match !== null) url = `http://${match[1]}`;
-      else if (child.exitCode !== null) assert.fail(`exited early: ${stderr()}`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const url = await httpUrlOf(child, stderr);
     assert.equal((await fetch(`${url}/v2/health/ready`)).status, 200);
     const res = await fetch(`${url}/v2/models/simple/infer`, {
       method: "POST",
@@ -93,13 +97,7 @@ test("the bundled repository with default flags: every model loads, ensemble_pip
   ]);
   const exited = once(child, "exit");
   try {
-    let url: string | undefined;
-    while (url === undefined) {
-      const match = /Started HTTPService at (\S+)/.exec(stderr());
-      if (match !== null) url = `http://${match[1]}`;
-      else if (child.exitCode !== null) assert.fail(`exited early: ${stderr()}`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const url = await httpUrlOf(child, stderr);
     assert.equal((await fetch(`${url}/v2/health/ready`)).status, 200, stderr());
     assert.doesNotMatch(stderr(), /^E /m, "no model failed to load");
     const image = Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i * 0.01));
