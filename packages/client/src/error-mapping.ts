@@ -6,6 +6,7 @@
  * GetModel), with namespacing on an unknown name is INVALID_ARG (400, the same words), and before 24.01
  * every non-infer endpoint answered 400; its queue-policy timeout is a 503 "Request timeout expired".
  */
+import { type ClientErrorKind, clientKindFromGrpcStatus, clientKindFromHttpStatus } from "@tbench/proto";
 import {
   AbortedError,
   DeadlineExceededError,
@@ -32,77 +33,20 @@ export interface ServerErrorDetails {
   retryAfterMs?: number;
 }
 
-/** The kinds of failure a server answer can report (a subset of the error codes). */
-type ServerKind = Extract<
-  ErrorCode,
-  | "NOT_FOUND"
-  | "UNAVAILABLE"
-  | "INVALID_ARGUMENT"
-  | "UNSUPPORTED"
-  | "INTERNAL"
-  | "DEADLINE_EXCEEDED"
-  | "ABORTED"
-  | "UNAUTHENTICATED"
-  | "PERMISSION_DENIED"
-  | "UNKNOWN"
->;
+/** The kinds of failure a server answer can report (a subset of the error codes; @tbench/proto's table). */
+type ServerKind = Extract<ErrorCode, ClientErrorKind>;
+// Compile-time check that the table's kinds are all error codes of this package.
+const KINDS_ARE_CODES: ClientErrorKind extends ErrorCode ? true : never = true;
+void KINDS_ARE_CODES;
 
-/** The kind an HTTP error status stands for, before the message is looked at. */
+/** The kind an HTTP error status stands for, before the message is looked at (@tbench/proto's table). */
 export function kindFromHttpStatus(status: number): ServerKind {
-  switch (status) {
-    case 400:
-    case 409: // Conflict (a proxy or other server); Triton and tbench-server fold ALREADY_EXISTS into 400
-    case 413:
-    case 422:
-      return "INVALID_ARGUMENT";
-    case 401:
-      return "UNAUTHENTICATED";
-    case 403:
-      return "PERMISSION_DENIED";
-    case 404:
-      return "NOT_FOUND";
-    case 408:
-    case 504:
-      return "DEADLINE_EXCEEDED";
-    case 499: // client closed request (proxies); Triton and tbench-server answer CANCELLED with 400
-      return "ABORTED";
-    case 429:
-    case 502:
-    case 503:
-      return "UNAVAILABLE";
-    case 500:
-      return "INTERNAL";
-    case 501:
-      return "UNSUPPORTED";
-    default:
-      return status >= 400 && status < 500 ? "INVALID_ARGUMENT" : "UNKNOWN";
-  }
+  return clientKindFromHttpStatus(status);
 }
 
-/** gRPC status codes (grpc/status.h), by number. */
-const GRPC_KINDS: readonly ServerKind[] = [
-  "UNKNOWN", // 0 OK: never an error; mapped defensively
-  "ABORTED", // 1 CANCELLED
-  "UNKNOWN", // 2 UNKNOWN
-  "INVALID_ARGUMENT", // 3 INVALID_ARGUMENT
-  "DEADLINE_EXCEEDED", // 4 DEADLINE_EXCEEDED
-  "NOT_FOUND", // 5 NOT_FOUND
-  "INVALID_ARGUMENT", // 6 ALREADY_EXISTS
-  "PERMISSION_DENIED", // 7 PERMISSION_DENIED
-  "UNAVAILABLE", // 8 RESOURCE_EXHAUSTED
-  "INVALID_ARGUMENT", // 9 FAILED_PRECONDITION
-  "ABORTED", // 10 ABORTED
-  "INVALID_ARGUMENT", // 11 OUT_OF_RANGE
-  "UNSUPPORTED", // 12 UNIMPLEMENTED
-  "INTERNAL", // 13 INTERNAL
-  "UNAVAILABLE", // 14 UNAVAILABLE
-  "INTERNAL", // 15 DATA_LOSS
-  "UNAUTHENTICATED", // 16 UNAUTHENTICATED
-];
-
-/** The kind a gRPC status code stands for, before the message is looked at. */
+/** The kind a gRPC status code stands for, before the message is looked at (@tbench/proto's table). */
 export function kindFromGrpcStatus(code: number): ServerKind {
-  return GRPC_KINDS[code] ?? "UNKNOWN";
+  return clientKindFromGrpcStatus(code);
 }
 
 const UNKNOWN_MODEL =

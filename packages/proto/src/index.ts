@@ -75,3 +75,17 @@ export { parseTextFormat } from "./pbtxt/parser.js";
 export { printTextFormat } from "./pbtxt/printer.js";
 export type { TextMessage, TextScalar, TextValue } from "./pbtxt/text-message.js";
 export { modelConfigType, protoRoot } from "./proto-root.js";
+export type { ClientErrorKind, GrpcStatusName, TritonErrorCode, TritonStatusRow } from "./status-codes.js";
+export {
+  CLIENT_ERROR_CLASS,
+  clientKindFromGrpcStatus,
+  clientKindFromHttpStatus,
+  GRPC_STATUS,
+  GRPC_STATUS_CLIENT_KIND,
+  GRPC_STATUS_NAMES,
+  grpcStatusFromTriton,
+  HTTP_STATUS_CLIENT_KIND,
+  httpStatusFromTriton,
+  TRITON_ERROR_CODES,
+  TRITON_STATUS,
+} from "./status-codes.js";
