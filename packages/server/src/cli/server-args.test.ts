@@ -4,7 +4,7 @@ import { CliUsageError, parseServerArgs } from "./server-args.js";
 
 const parse = (...argv: string[]) => parseServerArgs(argv, () => {});
 
-test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES elements", () => {
+test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES elements, GPU provider auto", () => {
   const { options, logVerbose } = parse("--model-repository", "models");
   assert.deepEqual(options, {
     modelRepository: "models",
@@ -20,6 +20,7 @@ test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES eleme
     maxBytesTensorElements: 1_048_576,
     disableAutoCompleteConfig: false,
     exitOnError: false,
+    gpuExecutionProvider: "auto",
   });
   assert.equal(logVerbose, 0);
 });
@@ -50,6 +51,8 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     "1",
     "--allow-metrics",
     "false",
+    "--gpu-execution-provider",
+    "webgpu",
   );
   assert.deepEqual(options, {
     modelRepository: "/m",
@@ -65,6 +68,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     maxBytesTensorElements: 64,
     disableAutoCompleteConfig: true,
     exitOnError: true,
+    gpuExecutionProvider: "webgpu",
   });
   assert.equal(logVerbose, 1);
 });
@@ -112,6 +116,10 @@ test("bad command lines name the flag, the value and what is allowed", () => {
       ["--model-repository", "m", "--max-bytes-tensor-elements", "2.5"],
       "invalid --max-bytes-tensor-elements '2.5': expected a whole number of elements",
     ],
+    [
+      ["--model-repository", "m", "--gpu-execution-provider", "vulkan"],
+      "invalid --gpu-execution-provider 'vulkan': expected auto, webgpu or cuda",
+    ],
     [["--model-repository", "m", "--frobnicate"], "unknown option '--frobnicate'"],
     [["--model-repository", "m", "extra"], "too many arguments. Expected 0 arguments but got 1."],
   ];
@@ -131,6 +139,7 @@ test("--help and --version answer without options", () => {
   let out = "";
   assert.equal(parseServerArgs(["--help"], (text) => (out += text)).options, undefined);
   assert.match(out, /--model-repository <dir>/);
+  assert.match(out, /--gpu-execution-provider <provider>/);
   out = "";
   assert.equal(parseServerArgs(["--version"], (text) => (out += text)).options, undefined);
   assert.equal(out.trim(), "0.1.0");

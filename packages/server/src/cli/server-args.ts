@@ -5,6 +5,8 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { z } from "zod";
+import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
+import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import type { ServerOptions } from "../server.js";
 import {
   DEFAULT_GRPC_PORT,
@@ -81,6 +83,9 @@ const argsSchema = z.object({
   }),
   allowHttp: flag,
   allowMetrics: flag,
+  gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
+    error: "expected auto, webgpu or cuda",
+  }),
 });
 
 const FLAG_OF: Readonly<Record<string, string>> = {
@@ -100,6 +105,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   logVerbose: "--log-verbose",
   allowHttp: "--allow-http",
   allowMetrics: "--allow-metrics",
+  gpuExecutionProvider: "--gpu-execution-provider",
 };
 
 function createProgram(): Command {
@@ -146,6 +152,11 @@ function createProgram(): Command {
     .addOption(new Option("--log-verbose [level]", "verbose logging level (0: off)").default("0"))
     .addOption(new Option("--allow-http [bool]", "serve the HTTP API").default("true"))
     .addOption(new Option("--allow-metrics [bool]", "serve Prometheus metrics").default("true"))
+    .option(
+      "--gpu-execution-provider <provider>",
+      "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
+      DEFAULT_GPU_EXECUTION_PROVIDER,
+    )
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} });
 }
@@ -192,6 +203,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       maxBytesTensorElements: a.maxBytesTensorElements,
       disableAutoCompleteConfig: a.disableAutoCompleteConfig,
       exitOnError: a.exitOnError,
+      gpuExecutionProvider: a.gpuExecutionProvider,
     }),
   };
 }

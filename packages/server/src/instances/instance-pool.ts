@@ -1,11 +1,15 @@
 /**
- * The instances of one model version: instance_group count x kind workers. Hands idle instances to the
- * scheduler, one batch each, and replaces an instance whose worker dies (up to MAX_RESTARTS times each). When
- * no instance is left alive or being replaced, it tells its owner (onUnavailable), which fails the queue.
+ * The instances of one model version: instance_group count x kind (KIND_GPU: count per listed GPU), each
+ * on the execution provider it could start. Hands idle instances to the scheduler, one batch each, and
+ * replaces an instance whose worker dies (up to MAX_RESTARTS times each). When no instance is left alive
+ * or being replaced, it tells its owner (onUnavailable), which fails the queue. Logs where KIND_GPU
+ * instances run, and why any of them fell back to CPU.
  */
 import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
 import type { InstanceGroupSpec } from "../repository/model-spec.js";
+import { DEFAULT_GPU_EXECUTION_PROVIDER } from "./gpu-provider-choice.js";
+import { describeFallbacks, describePlacement } from "./instance-placement-log.js";
 import {
   type InstanceReadyInfo,
   type InstanceRun,
@@ -13,7 +17,7 @@ import {
   type ModelInstance,
   startModelInstance,
 } from "./model-instance.js";
-import type { WorkerInit } from "./worker-protocol.js";
+import type { GpuExecutionProvider, WorkerInit } from "./worker-protocol.js";
 
 /** A batch as the pool runs it (on any idle instance). */
 export type PoolRun = InstanceRun;
@@ -46,6 +50,8 @@ export interface InstancePoolOptions {
 interface Slot {
   readonly init: WorkerInit;
   instance: ModelInstance | undefined;
+  /** What the running instance reported (its provider, and why a GPU instance runs on CPU). */
+  info: InstanceReadyInfo | undefined;
   busy: boolean;
   restarts: number;
   /** A replacement worker is starting. */
@@ -57,22 +63,29 @@ export interface InstanceInitsOptions {
   readonly modelPath: string;
   readonly groups: readonly InstanceGroupSpec[];
   readonly intraOpThreads: number;
+  /** The provider KIND_GPU instances ask for (--gpu-execution-provider); default auto. */
+  readonly gpuExecutionProvider?: GpuExecutionProvider;
 }
 
-/** Per-instance worker settings for every instance the groups ask for. */
+/**
+ * Per-instance settings for every instance the groups ask for. As Triton counts them, a KIND_GPU group
+ * has `count` instances on each GPU it lists (count 2, gpus [0, 1]: four), named alike on each device.
+ */
 export function instanceInits(options: InstanceInitsOptions): WorkerInit[] {
   const inits: WorkerInit[] = [];
+  const provider = options.gpuExecutionProvider ?? DEFAULT_GPU_EXECUTION_PROVIDER;
   for (const group of options.groups) {
+    const devices = group.kind === "KIND_GPU" ? (group.gpus.length > 0 ? group.gpus : [0]) : [undefined];
     for (let i = 0; i < group.count; i++) {
-      const gpu =
-        group.kind === "KIND_GPU" ? (group.gpus[i % Math.max(1, group.gpus.length)] ?? 0) : undefined;
-      inits.push({
-        modelPath: options.modelPath,
-        instanceName: `${group.name}_${i}`,
-        intraOpThreads: options.intraOpThreads,
-        interOpThreads: 1,
-        ...(gpu !== undefined ? { cudaDeviceId: gpu } : {}),
-      });
+      for (const deviceId of devices) {
+        inits.push({
+          modelPath: options.modelPath,
+          instanceName: `${group.name}_${i}`,
+          intraOpThreads: options.intraOpThreads,
+          interOpThreads: 1,
+          ...(deviceId !== undefined ? { gpu: { deviceId, provider } } : {}),
+        });
+      }
     }
   }
   return inits;
@@ -92,6 +105,7 @@ export async function createInstancePool(
   const slots: Slot[] = options.inits.map((init) => ({
     init,
     instance: undefined,
+    info: undefined,
     busy: false,
     restarts: 0,
     replacing: false,
@@ -100,7 +114,8 @@ export async function createInstancePool(
   let unavailable = false;
 
   const describeSlot = (slot: Slot) =>
-    `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version}`;
+    `model instance '${slot.init.instanceName}'${slot.init.gpu ? ` (GPU ${slot.init.gpu.deviceId})` : ""} of ` +
+    `'${options.modelName}' version ${options.version}`;
 
   /** Reports the pool unavailable once nothing is alive or starting; `last` says how the last one ended. */
   const checkUnavailable = (last: string) => {
@@ -113,14 +128,7 @@ export async function createInstancePool(
     );
   };
 
-  const logFallback = (slot: Slot, info: InstanceReadyInfo) => {
-    if (info.cudaFallback !== undefined) {
-      logger.warn(
-        `model instance '${slot.init.instanceName}' of '${options.modelName}' version ${options.version} asked for ` +
-          `KIND_GPU (cuda device ${slot.init.cudaDeviceId}) but CUDA is not available, running on CPU: ${info.cudaFallback}`,
-      );
-    }
-  };
+  const identity = { modelName: options.modelName, version: options.version };
 
   const start = async (slot: Slot) => {
     const { instance, info } = await startModelInstance({
@@ -131,8 +139,8 @@ export async function createInstancePool(
       await instance.close();
       return;
     }
-    logFallback(slot, info);
     slot.instance = instance;
+    slot.info = info;
   };
 
   const onDeath = (slot: Slot, reason: string) => {
@@ -152,6 +160,7 @@ export async function createInstancePool(
     start(slot).then(
       () => {
         slot.replacing = false;
+        for (const line of describeFallbacks(identity, [slot])) logger.warn(line);
         options.onIdle();
       },
       (error: unknown) => {
@@ -170,8 +179,8 @@ export async function createInstancePool(
     const rest = first && firstSlot ? slots.slice(1) : slots;
     if (first && firstSlot) {
       firstSlot.instance = first.instance;
+      firstSlot.info = first.info;
       first.instance.setExitHandler((reason) => onDeath(firstSlot, reason));
-      logFallback(firstSlot, first.info);
     }
     await Promise.all(rest.map(start));
   } catch (error) {
@@ -179,6 +188,9 @@ export async function createInstancePool(
     await Promise.all(slots.map((slot) => slot.instance?.close()));
     throw error;
   }
+  const placement = describePlacement(identity, slots);
+  if (placement !== undefined) logger.info(placement);
+  for (const line of describeFallbacks(identity, slots)) logger.warn(line);
 
   return {
     hasIdle: () => !closed && slots.some((slot) => slot.instance !== undefined && !slot.busy),

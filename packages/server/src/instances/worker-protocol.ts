@@ -1,6 +1,8 @@
 /**
- * Messages between the main thread and a model-instance worker. Tensor data crosses by transfer: the
- * sender gives up the ArrayBuffers it lists in the transfer list, so nothing big is copied.
+ * Messages between the main thread and the threads that own onnxruntime-node sessions: one model-instance
+ * worker per CPU or CUDA instance, and the one WebGPU executor thread that owns every WebGPU session of the
+ * process. Tensor data crosses by transfer: the sender gives up the ArrayBuffers it lists in the transfer
+ * list, so nothing big is copied.
  */
 import type { OrtTensorType } from "@tbench/proto";
 import type { BytesData } from "../core/types.js";
@@ -24,27 +26,42 @@ export interface InstanceRunResult {
   readonly outputNs: number;
 }
 
-/** What a worker is started with (workerData). */
+/** The onnxruntime execution providers an instance can run on. */
+export type ExecutionProviderName = "cpu" | "cuda" | "webgpu";
+
+/**
+ * Which provider KIND_GPU instances ask for (--gpu-execution-provider): `auto` tries CUDA when its
+ * binaries are installed, then WebGPU; each choice falls back to CPU, saying why.
+ */
+export type GpuExecutionProvider = "auto" | "webgpu" | "cuda";
+
+/** What an instance is started with. */
 export interface WorkerInit {
   readonly modelPath: string;
   readonly instanceName: string;
   readonly intraOpThreads: number;
   readonly interOpThreads: number;
-  /** Ask for the CUDA execution provider on this device (KIND_GPU); CPU when undefined. */
-  readonly cudaDeviceId?: number;
+  /** KIND_GPU: the group's device and the provider choice; CPU when undefined. */
+  readonly gpu?: { readonly deviceId: number; readonly provider: GpuExecutionProvider };
 }
 
-/** Main -> worker. */
-export type ToWorker =
-  | {
-      readonly type: "run";
-      readonly id: number;
-      readonly inputs: readonly WireTensor[];
-      readonly outputNames: readonly string[];
-      /** Test hook: exit the worker thread instead of running (simulates a native crash). */
-      readonly crash?: boolean;
-    }
-  | { readonly type: "close" };
+/** What a session is created from: the instance's settings and the one provider to use (no fallback). */
+export interface SessionInit extends WorkerInit {
+  readonly provider: ExecutionProviderName;
+}
+
+/** One batch, as it crosses to the thread that owns the session. */
+export interface RunMessage {
+  readonly type: "run";
+  readonly id: number;
+  readonly inputs: readonly WireTensor[];
+  readonly outputNames: readonly string[];
+  /** Test hook: exit the thread instead of running (simulates a native crash). */
+  readonly crash?: boolean;
+}
+
+/** Main -> model-instance worker. */
+export type ToWorker = RunMessage | { readonly type: "close" };
 
 /** An input or output the session declares. */
 export interface WireTensorInfo {
@@ -53,15 +70,33 @@ export interface WireTensorInfo {
   readonly dims: readonly number[];
 }
 
-/** Worker -> main. */
-export type FromWorker =
-  | {
-      readonly type: "ready";
-      readonly inputs: readonly WireTensorInfo[];
-      readonly outputs: readonly WireTensorInfo[];
-      /** Set when CUDA was asked for but the session runs on CPU; says why. */
-      readonly cudaFallback?: string;
-    }
-  | { readonly type: "load-error"; readonly message: string }
+/** A session's inputs and outputs, as reported once it is created. */
+export interface SessionIo {
+  readonly inputs: readonly WireTensorInfo[];
+  readonly outputs: readonly WireTensorInfo[];
+}
+
+/** A finished run, or why it failed. */
+export type RunReply =
   | ({ readonly type: "result"; readonly id: number } & InstanceRunResult)
   | { readonly type: "run-error"; readonly id: number; readonly message: string };
+
+/** Model-instance worker -> main. */
+export type FromWorker =
+  | ({ readonly type: "ready" } & SessionIo)
+  | { readonly type: "load-error"; readonly message: string }
+  | RunReply;
+
+/** Main -> WebGPU executor thread. Every message is handled after the previous one finished. */
+export type ToExecutor =
+  | { readonly type: "open"; readonly sessionId: number; readonly init: SessionInit }
+  | (RunMessage & { readonly sessionId: number })
+  | { readonly type: "release"; readonly sessionId: number }
+  | { readonly type: "shutdown" };
+
+/** WebGPU executor thread -> main. */
+export type FromExecutor =
+  | ({ readonly type: "opened"; readonly sessionId: number } & SessionIo)
+  | { readonly type: "open-error"; readonly sessionId: number; readonly message: string }
+  | { readonly type: "released"; readonly sessionId: number }
+  | RunReply;

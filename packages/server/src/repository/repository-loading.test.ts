@@ -361,21 +361,22 @@ describe("model control", () => {
     }
   });
 
-  it("KIND_GPU without CUDA falls back to CPU with one clear log line", async () => {
+  it("KIND_GPU asking for CUDA without it falls back to CPU with one clear log line", async () => {
     const logger = createRecordingLogger();
     const core = await createInferenceCore({
       modelRepository: repo.dir,
       modelControlMode: "explicit",
       loadModels: ["gpu"],
+      gpuExecutionProvider: "cuda",
       logger,
     });
     try {
       assert.equal(core.isModelReady("gpu"), true);
-      const fallback = logger.lines.filter((l) => l.includes("CUDA is not available"));
+      const fallback = logger.lines.filter((l) => l.startsWith("W "));
       assert.equal(fallback.length, 1);
       assert.match(
         fallback[0]!,
-        /^W model instance 'gpu_0_0' of 'gpu' version 1 asked for KIND_GPU \(cuda device 0\) but CUDA is not available, running on CPU/,
+        /^W model 'gpu' version 1 asked for KIND_GPU \(--gpu-execution-provider cuda\) but no GPU execution provider could start, so instance gpu_0_0 \(GPU 0\) runs on CPU: CUDA \(device 0\): /,
       );
       const groups = (core.modelConfig("gpu") as { instance_group?: unknown }).instance_group;
       assert.deepEqual(groups, [{ kind: "KIND_GPU", name: "gpu_0", count: 1, gpus: [0] }]);

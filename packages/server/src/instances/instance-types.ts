@@ -1,0 +1,55 @@
+/**
+ * What the pool holds of a model instance, whichever thread owns its session: the handle, one batch, and
+ * what a started instance reports.
+ */
+import type {
+  ExecutionProviderName,
+  InstanceRunResult,
+  WireTensor,
+  WireTensorInfo,
+  WorkerInit,
+} from "./worker-protocol.js";
+
+/** One batch for an instance. */
+export interface InstanceRun {
+  readonly inputs: readonly WireTensor[];
+  readonly outputNames: readonly string[];
+  /** The input buffers to hand over (the caller must own them). */
+  readonly transfer: readonly ArrayBuffer[];
+  /** Test hook: the thread running the session exits instead of running (a native crash). */
+  readonly crash?: boolean;
+}
+
+/** What the session declares and where it runs, reported when the instance is ready. */
+export interface InstanceReadyInfo {
+  readonly inputs: readonly WireTensorInfo[];
+  readonly outputs: readonly WireTensorInfo[];
+  /** The execution provider the session was created on. */
+  readonly provider: ExecutionProviderName;
+  /** KIND_GPU on CPU: why no GPU provider could start (each tried provider's reason). */
+  readonly fallback?: string;
+}
+
+/** One running model instance. */
+export interface ModelInstance {
+  /** Instance name as Triton names them: `<group>_<index>`. */
+  readonly name: string;
+  /** Runs one batch. */
+  run(batch: InstanceRun): Promise<InstanceRunResult>;
+  /** Releases the session (and ends its worker, if it has its own); idempotent. */
+  close(): Promise<void>;
+  /** Replaces the handler called when the instance ends without close(). */
+  setExitHandler(handler: (reason: string) => void): void;
+}
+
+export interface ModelInstanceOptions {
+  readonly init: WorkerInit;
+  /** Called once when the instance ends without close() having been called. */
+  readonly onExit?: (reason: string) => void;
+}
+
+/** A started instance and what it reported. */
+export interface StartedInstance {
+  readonly instance: ModelInstance;
+  readonly info: InstanceReadyInfo;
+}

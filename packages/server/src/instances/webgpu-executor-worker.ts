@@ -1,0 +1,70 @@
+/**
+ * The body of the WebGPU executor thread: it owns every WebGPU session of the process and does one thing
+ * at a time (create, run or release), in the order the messages came.
+ *
+ * Why one thread: onnxruntime's WebGPU provider keeps one device context per process (context 0; another
+ * context needs a WebGPU instance and device made by the caller, which Node cannot make), so every WebGPU
+ * session shares one Dawn device and its command encoder. Two sessions run from two threads at once broke
+ * that context here (segmentation faults in 5 of 6 tries, validation errors otherwise); one after another
+ * they are fine. With every session in this thread and every operation awaited before the next starts,
+ * no two operations can reach the device at once.
+ */
+import { parentPort } from "node:worker_threads";
+import type * as ort from "onnxruntime-node";
+import { createSession, messageOf, runBatch, sessionIo } from "./session-runner.js";
+import type { FromExecutor, ToExecutor } from "./worker-protocol.js";
+
+const port = parentPort;
+if (!port) throw new Error("webgpu-executor-worker must run in a worker thread");
+
+const sessions = new Map<number, ort.InferenceSession>();
+
+function post(message: FromExecutor, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+async function handle(message: ToExecutor): Promise<void> {
+  switch (message.type) {
+    case "open": {
+      try {
+        const session = await createSession({ ...message.init, provider: "webgpu" });
+        sessions.set(message.sessionId, session);
+        post({ type: "opened", sessionId: message.sessionId, ...sessionIo(session) });
+      } catch (error) {
+        post({ type: "open-error", sessionId: message.sessionId, message: messageOf(error) });
+      }
+      return;
+    }
+    case "run": {
+      if (message.crash) process.exit(70);
+      const session = sessions.get(message.sessionId);
+      if (!session) {
+        post({
+          type: "run-error",
+          id: message.id,
+          message: `WebGPU session ${message.sessionId} is not open`,
+        });
+        return;
+      }
+      const { reply, transfer } = await runBatch(session, message);
+      post(reply, transfer);
+      return;
+    }
+    case "release": {
+      const session = sessions.get(message.sessionId);
+      sessions.delete(message.sessionId);
+      await session?.release().catch(() => {});
+      post({ type: "released", sessionId: message.sessionId });
+      return;
+    }
+    case "shutdown":
+      port!.close();
+      return;
+  }
+}
+
+// The queue: each message starts only when the previous one has finished.
+let queue: Promise<void> = Promise.resolve();
+port.on("message", (message: ToExecutor) => {
+  queue = queue.then(() => handle(message));
+});
