@@ -1,11 +1,13 @@
 /**
  * The metrics endpoint: `GET /metrics` on its own port answers the Prometheus text exposition; other paths
- * answer 400 and other methods 405, as Triton's metrics server does.
+ * answer 400 and other methods 405, as Triton's metrics server does. GPU families are added when an NVIDIA
+ * GPU answers at startup.
  */
 import { createServer } from "node:http";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { listen } from "../http/listen.js";
+import { type GpuQuery, probeGpuMetrics } from "./gpu-metrics.js";
 import { createPrometheusMetrics } from "./prometheus-metrics.js";
 
 /** Options of createMetricsServer. */
@@ -15,6 +17,8 @@ export interface MetricsServerOptions {
   readonly port: number;
   readonly address: string;
   readonly logger: Logger;
+  /** Where GPU readings come from (default: nvidia-smi); tests pass a fake. */
+  readonly gpuQuery?: GpuQuery;
 }
 
 /** A listening metrics endpoint. */
@@ -27,7 +31,9 @@ export interface MetricsServer {
 
 /** Starts the metrics endpoint and resolves once it listens. */
 export async function createMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const metrics = createPrometheusMetrics(options.core);
+  // GPU families exist only when a GPU answers now (Triton registers them only for the GPUs it finds).
+  const gpus = await probeGpuMetrics(options.gpuQuery);
+  const metrics = createPrometheusMetrics(options.core, { gpus });
   const server = createServer((req, res) => {
     if (req.method !== "GET") {
       res.writeHead(405, { "Content-Type": "application/json" });

@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Registry } from "prom-client";
 import type { InferenceCore, ModelMetricsSnapshot, ModelStatistics } from "../core/types.js";
+import { type GpuMetricsSource, registerGpuMetrics } from "./gpu-metrics.js";
 import { createSystemUsageReader } from "./system-usage.js";
 
 /** Metrics for one core. */
@@ -33,8 +34,17 @@ function createScrapeCache(core: InferenceCore) {
 
 const US_PER_NS = 1 / 1000;
 
+/** Options of createPrometheusMetrics. */
+export interface PrometheusMetricsOptions {
+  /** The GPUs found at startup; without one, no nv_gpu_* family is registered. */
+  readonly gpus?: GpuMetricsSource | undefined;
+}
+
 /** Registers Triton's metric families for `core` on a fresh registry. */
-export function createPrometheusMetrics(core: InferenceCore): PrometheusMetrics {
+export function createPrometheusMetrics(
+  core: InferenceCore,
+  options: PrometheusMetricsOptions = {},
+): PrometheusMetrics {
   const registry = new Registry();
   const cache = createScrapeCache(core);
   const usage = createSystemUsageReader();
@@ -158,6 +168,8 @@ export function createPrometheusMetrics(core: InferenceCore): PrometheusMetrics 
       this.set(system.memoryUsedBytes);
     },
   });
+
+  if (options.gpus !== undefined) registerGpuMetrics(registry, options.gpus);
 
   return {
     registry,
