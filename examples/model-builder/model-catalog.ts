@@ -35,6 +35,7 @@ export function bundledModels(): BundledModel[] {
     { name: "mlp", purpose: "FP32 classifier, dynamic batching, TS reference", build: buildMlpModel },
     { name: "heavy", purpose: "batching benchmark, dynamic batching on", build: buildHeavyModel },
     { name: "heavy_nobatch", purpose: "batching benchmark, dynamic batching off", build: buildHeavyModel },
+    { name: "heavy_gpu", purpose: "batching benchmark on a KIND_GPU instance", build: buildHeavyModel },
     { name: "resnet_like", purpose: "image classifier [3,224,224] -> [1000]", build: buildResnetLikeModel },
     { name: "label_head", purpose: "scores [1000] -> INT64 label", build: buildLabelHeadModel },
     { name: "ensemble_pipeline", purpose: "ensemble: resnet_like -> label_head", build: undefined },

@@ -112,6 +112,14 @@ describe("bundled model signatures", () => {
     assert.deepEqual(heavy.parameters, { intra_op_thread_count: { string_value: "1" } });
   });
 
+  it("heavy_gpu is heavy on one KIND_GPU instance, batching on", () => {
+    const { instance_group: cpuGroups, ...heavy } = readConfig("heavy");
+    const { instance_group: gpuGroups, ...gpu } = readConfig("heavy_gpu");
+    assert.deepEqual(gpu, { ...heavy, name: "heavy_gpu" });
+    assert.deepEqual(cpuGroups, [{ count: 1, kind: "KIND_CPU" }]);
+    assert.deepEqual(gpuGroups, [{ count: 1, kind: "KIND_GPU" }]);
+  });
+
   it("sentiment and mlp schedule as their configs promise", () => {
     const sentiment = readConfig("sentiment");
     assert.equal(sentiment.max_batch_size, 32);

@@ -1,5 +1,5 @@
 /**
- * `heavy` / `heavy_nobatch`: the batching benchmark model, a deep MLP,
+ * `heavy` / `heavy_nobatch` / `heavy_gpu`: the batching benchmark model, a deep MLP,
  * input [batch, 256] -> Gemm 384 + Relu -> 48 x (Gemm 384x384 + Relu) -> Gemm -> output [batch, 16].
  *
  * Every hidden layer has weights of its own (27 MiB in all, more than a CPU cache holds), so a batch-1
@@ -17,7 +17,7 @@ export const HEAVY_SIZES = { inputs: 256, hidden: 384, hiddenLayers: 48, outputs
 
 const HEAVY_SEED = 0x68656176;
 
-/** Builds the `heavy` model file; `heavy_nobatch` uses the same bytes (only their configs differ). */
+/** Builds the `heavy` model file; `heavy_nobatch` and `heavy_gpu` use the same bytes (only configs differ). */
 export function buildHeavyModel(): Uint8Array {
   const { inputs, hidden, hiddenLayers, outputs } = HEAVY_SIZES;
   const random = createMulberry32(HEAVY_SEED);
