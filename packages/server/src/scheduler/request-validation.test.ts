@@ -169,6 +169,65 @@ describe("request validation (Triton's messages)", () => {
     );
   });
 
+  it("walks BYTES wire data in Triton's order, with its messages (ValidateBytesInputs)", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
+    // As the HTTP layer hands BYTES over: the count from the shape, the wire unchecked.
+    const wire = (shape: number, ...parts: number[][]): Tensor => ({
+      name: "TEXT",
+      datatype: "BYTES",
+      shape: [shape],
+      data: { count: shape, wire: new Uint8Array(parts.flat()) },
+    });
+    const len = (n: number) => [n, 0, 0, 0];
+    assert.equal(
+      message(spec, { id: "r1", inputs: [wire(2, len(1), [97], len(1), [98], len(0))] }),
+      "[request id: r1] unexpected number of string elements 3 for inference input 'TEXT' for model 'simple', expecting 2",
+    );
+    assert.equal(
+      message(spec, { inputs: [wire(2, len(1), [97], [1, 0])] }),
+      "[request id: <id_unknown>] incomplete string length indicator for inference input 'TEXT' for model 'simple', " +
+        "expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.",
+    );
+    assert.equal(
+      message(spec, { inputs: [wire(3, len(1), [97])] }),
+      "[request id: <id_unknown>] expected 3 string elements for inference input 'TEXT' for model 'simple', got 1",
+    );
+    // Triton's core lets an element that runs past the end through (its backend refuses it); we refuse it.
+    assert.equal(
+      message(spec, { inputs: [wire(1, len(5), [97])] }),
+      "[request id: <id_unknown>] input 'TEXT' of model 'simple': BYTES element 0 declares 5 bytes, 1 are left",
+    );
+  });
+
+  it("refuses a repeated input before a repeated output, and both before an unknown output (Triton's order)", () => {
+    const inputs = [int32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])];
+    assert.equal(
+      message(simple, {
+        inputs: [...inputs, int32("INPUT0", [1, 16])],
+        outputs: [{ name: "X" }, { name: "X" }],
+      }),
+      "[request id: <id_unknown>] input 'INPUT0' already exists in request",
+    );
+    assert.equal(
+      message(simple, { inputs, outputs: [{ name: "X" }, { name: "Y" }, { name: "Y" }] }),
+      "[request id: <id_unknown>] output 'Y' already exists in request",
+    );
+  });
+
+  it("refuses an empty tensor with a dimension onnxruntime-node cannot take", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("INPUT0", "FP32", [-1, -1])], outputs: [] };
+    const empty: Tensor = {
+      name: "INPUT0",
+      datatype: "FP32",
+      shape: [0, 2 ** 32],
+      data: new Float32Array(0),
+    };
+    assert.equal(
+      message(spec, { inputs: [empty] }),
+      "[request id: <id_unknown>] input 'INPUT0' of model 'simple' has dimension 4294967296; onnxruntime-node takes dimensions up to 4294967295",
+    );
+  });
+
   it("refuses BYTES elements a string tensor would change (NUL byte, invalid UTF-8), naming the element", () => {
     const spec = {
       ...simple,

@@ -9,7 +9,6 @@ import {
   bytesTensorTooLarge,
   DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
   isBytesData,
-  walkBytesElements,
 } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
@@ -39,6 +38,9 @@ export interface ValidatedRequest {
 export function logRequest(request: { readonly id?: string }): string {
   return `[request id: ${request.id ? request.id : "<id_unknown>"}] `;
 }
+
+/** The largest tensor dimension onnxruntime-node's binding accepts (2^32 - 1; Triton's backend takes int64). */
+const MAX_ORT_DIM = 4294967295;
 
 function invalid(message: string): ServerError {
   return new ServerError("INVALID_ARG", message);
@@ -75,7 +77,10 @@ function validateInputCount(spec: ModelSpec, request: InferenceRequest, prefix: 
 }
 
 /**
- * Checks BYTES data on its bytes, in one walk and without making strings (the worker makes them).
+ * Checks BYTES data on its bytes, in one walk and without making strings (the worker makes them), in the
+ * order of Triton's InferenceRequest::ValidateBytesInputs and with its messages: a length cut short, an
+ * element past the shape's count (it stops there), then the count. An element whose bytes run past the
+ * end Triton's core lets through (its backend refuses it later); it is refused here, in words of our own.
  * onnxruntime-node holds string tensor elements as JavaScript strings and hands them to onnxruntime as C
  * strings, so an element with a NUL byte would be cut short there (Triton's onnxruntime backend cuts it
  * too, silently) and invalid UTF-8 would be replaced; both are refused here so that no element changes on
@@ -88,25 +93,43 @@ function validateBytesData(
   count: number,
   prefix: string,
 ): void {
+  const wire = data.wire;
+  const size = wire.byteLength;
+  const where = `for inference input '${io.name}' for model '${spec.name}'`;
+  let offset = 0;
+  let checked = 0;
   let problem: { index: number; why: string } | undefined;
-  const walk = walkBytesElements(data.wire, (start, end, index) => {
-    if (problem !== undefined) return;
-    const why = bytesElementProblem(data.wire, start, end);
-    if (why !== undefined) problem = { index, why };
-  });
-  if (!walk.ok) {
-    throw invalid(
-      `${prefix}unable to parse BYTES input '${io.name}' of model '${spec.name}': ${walk.message}`,
-    );
+  while (offset < size) {
+    if (size - offset < 4) {
+      throw invalid(
+        `${prefix}incomplete string length indicator ${where}, expecting 4 bytes but only ${size - offset} bytes available. Please make sure the string length indicator is in one buffer.`,
+      );
+    }
+    const length =
+      (wire[offset]! | (wire[offset + 1]! << 8) | (wire[offset + 2]! << 16) | (wire[offset + 3]! << 24)) >>>
+      0;
+    checked++;
+    if (checked > count) {
+      throw invalid(`${prefix}unexpected number of string elements ${checked} ${where}, expecting ${count}`);
+    }
+    offset += 4;
+    if (length > size - offset) {
+      throw invalid(
+        `${prefix}input '${io.name}' of model '${spec.name}': BYTES element ${checked - 1} declares ${length} bytes, ${size - offset} are left`,
+      );
+    }
+    if (problem === undefined) {
+      const why = bytesElementProblem(wire, offset, offset + length);
+      if (why !== undefined) problem = { index: checked - 1, why };
+    }
+    offset += length;
   }
-  if (walk.count !== data.count) {
-    throw invalid(
-      `${prefix}input '${io.name}' for model '${spec.name}': its BYTES data says ${data.count} elements, its wire form holds ${walk.count}`,
-    );
+  if (checked !== count) {
+    throw invalid(`${prefix}expected ${count} string elements ${where}, got ${checked}`);
   }
-  if (walk.count !== count) {
+  if (checked !== data.count) {
     throw invalid(
-      `${prefix}expected ${count} string elements for inference input '${io.name}' for model '${spec.name}', got ${walk.count}`,
+      `${prefix}input '${io.name}' for model '${spec.name}': its BYTES data says ${data.count} elements, its wire form holds ${checked}`,
     );
   }
   if (problem !== undefined) {
@@ -165,21 +188,25 @@ export function validateRequest(
   const prefix = logRequest(request);
   const outputs = spec.outputs;
   let requested: readonly TensorSpec[] = outputs;
-  if (request.outputs && request.outputs.length > 0) {
-    const names = new Set<string>();
-    for (const output of request.outputs) {
-      if (!outputs.some((o) => o.name === output.name)) {
-        throw invalid(`unexpected inference output '${output.name}' for model '${spec.name}'`);
-      }
-      if (names.has(output.name)) throw invalid(`${prefix}output '${output.name}' already exists in request`);
-      names.add(output.name);
-    }
-    requested = outputs.filter((o) => names.has(o.name));
-  }
+  // Triton refuses a repeated input or output while it builds the request (AddOriginalInput,
+  // AddOriginalRequestedOutput), inputs first; everything after is Normalize, which starts with outputs.
   const seen = new Set<string>();
   for (const tensor of request.inputs) {
     if (seen.has(tensor.name)) throw invalid(`${prefix}input '${tensor.name}' already exists in request`);
     seen.add(tensor.name);
+  }
+  if (request.outputs && request.outputs.length > 0) {
+    const names = new Set<string>();
+    for (const output of request.outputs) {
+      if (names.has(output.name)) throw invalid(`${prefix}output '${output.name}' already exists in request`);
+      names.add(output.name);
+    }
+    for (const output of request.outputs) {
+      if (!outputs.some((o) => o.name === output.name)) {
+        throw invalid(`unexpected inference output '${output.name}' for model '${spec.name}'`);
+      }
+    }
+    requested = outputs.filter((o) => names.has(o.name));
   }
   validateInputCount(spec, request, prefix);
   // Linear searches: models have a handful of inputs, and this runs for every request.
@@ -242,6 +269,13 @@ export function validateRequest(
     }
     const reshaped = applyReshape(io, shape);
     validateData(spec, io, tensor, tensor.shape, prefix, maxBytesTensorElements);
+    // Only a tensor without elements gets here with such a dimension (its data would not fit in memory).
+    const wide = tensor.shape.find((d) => d > MAX_ORT_DIM);
+    if (wide !== undefined) {
+      throw invalid(
+        `${prefix}input '${io.name}' of model '${spec.name}' has dimension ${wide}; onnxruntime-node takes dimensions up to ${MAX_ORT_DIM}`,
+      );
+    }
     inputs.push({ spec: io, tensor, shape: reshaped });
   }
   return { request, batchSize, inputs, outputs: requested };
