@@ -1,36 +1,20 @@
 /**
  * Tensor data in the binary tensor extension's form: raw little-endian row-major elements, BOOL one byte,
  * BYTES as a 4-byte little-endian length then the bytes. Decoding views the received body where the
- * element alignment allows and copies only when it does not; BYTES stay in that form (core/bytes-data.ts).
+ * element alignment allows and copies only when it does not; BYTES stay in that form (core/bytes-data.ts),
+ * unchecked here: like Triton's HTTP server, this layer leaves their lengths and count to the core.
  */
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
-import { isBytesData, walkBytesElements } from "../core/bytes-data.js";
-import type { BytesData, TensorData } from "../core/types.js";
+import { isBytesData } from "../core/bytes-data.js";
+import type { TensorData } from "../core/types.js";
 import { badRequest, type HttpError } from "./http-error.js";
 import type { TensorContext } from "./json-tensor.js";
 
 function sizeMismatch(ctx: TensorContext, expected: number, given: number): HttpError {
+  // The core's message (InferenceRequest::Normalize), LogRequest() prefix included.
   return badRequest(
-    `input byte size mismatch for input '${ctx.input}' for model '${ctx.model}'. Expected ${expected}, got ${given}`,
+    `${ctx.logPrefix}input byte size mismatch for input '${ctx.input}' for model '${ctx.model}'. Expected ${expected}, got ${given}`,
   );
-}
-
-/**
- * BYTES data viewing `bytes`: one walk over the element lengths, no object per element. The element count
- * must equal `elementCount`.
- */
-function decodeBytesElements(bytes: Uint8Array, elementCount: number, ctx: TensorContext): BytesData {
-  const walk = walkBytesElements(bytes);
-  if (!walk.ok) {
-    throw badRequest(`unable to parse BYTES input '${ctx.input}' of model '${ctx.model}': ${walk.message}`);
-  }
-  if (walk.count !== elementCount) {
-    throw badRequest(
-      `unexpected number of string elements for input '${ctx.input}' for model '${ctx.model}': ` +
-        `expected ${elementCount} (from shape), got ${walk.count}`,
-    );
-  }
-  return { count: walk.count, wire: bytes };
 }
 
 /** Tensor data of `datatype` from its binary form; the size must match `elementCount`. */
@@ -40,7 +24,8 @@ export function decodeBinaryData(
   elementCount: number,
   ctx: TensorContext,
 ): TensorData {
-  if (datatype === "BYTES") return decodeBytesElements(bytes, elementCount, ctx);
+  // BYTES are taken as the shape says; the core walks them (request-validation.ts), as Triton's does.
+  if (datatype === "BYTES") return { count: elementCount, wire: bytes };
   const info = datatypeInfo(datatype) as DatatypeInfo;
   const elementSize = info.byteSize!;
   const expected = elementCount * elementSize;

@@ -1,16 +1,35 @@
 /**
  * Decodes an infer request body (KServe v2 JSON, optionally followed by binary tensor data) into the core's
- * InferenceRequest, plus how each output should be encoded. Structure errors use Triton's wording
- * ("Unable to parse 'inputs'", "unexpected additional input data for model ..."). Validation is written by
- * hand rather than with a schema library because this is the hot path and the messages must read like
- * Triton's; everything past the structure (names, datatypes, shapes against the model) is the core's.
+ * InferenceRequest, plus how each output should be encoded. The fields are read in the order Triton's HTTP
+ * server reads them (server `src/http_server.cc`: EVBufferToInput -> ParseJsonTritonRequestID,
+ * ParseJsonTritonParams, ParseJsonTritonIO) and refused with its words and status: TritonJson's failures
+ * as 500 (see triton-json.ts), its own checks as 400. Validation is written by hand rather than with a
+ * schema library because this is the hot path; everything past the structure (names, datatypes, shapes
+ * against the model) is the core's.
  */
 import { type Datatype, datatypeInfo, isDatatype } from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
+import { logRequest } from "../scheduler/request-validation.js";
 import { decodeBinaryData } from "./binary-tensor.js";
-import { badRequest } from "./http-error.js";
-import { decodeJsonData } from "./json-tensor.js";
+import { badRequest, HttpError } from "./http-error.js";
+import { findDataSpans, type TextSpan } from "./json-data-spans.js";
+import { dataNotArray, decodeJsonData, type TensorContext } from "./json-tensor.js";
+import {
+  findMember,
+  isObject,
+  isUnsignedInteger,
+  type JsonObject,
+  memberArray,
+  memberString,
+  NON_ARRAY,
+  NON_BOOLEAN,
+  NON_OBJECT_MEMBERS,
+  NON_STRING,
+  NON_UNSIGNED,
+  TRITON_JSON_STATUS,
+  tritonJsonError,
+} from "./triton-json.js";
 
 /** How one requested output goes back to the client. */
 export interface OutputEncoding {
@@ -41,26 +60,32 @@ export interface DecodeInferOptions {
   readonly signal: AbortSignal | undefined;
 }
 
-type JsonObject = Record<string, unknown>;
+const INT64_MAX = 2n ** 63n - 1n;
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isUint(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-function parseJsonHeader(body: Uint8Array, headerLength: number): JsonObject {
+function parseJsonHeader(body: Uint8Array, headerLength: number): { header: JsonObject; text: string } {
   const text = Buffer.from(body.buffer, body.byteOffset, headerLength).toString("utf8");
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const reason = text.length === 0 ? "The document is empty." : (error as Error).message;
-    throw badRequest(`failed to parse the request JSON buffer: ${reason}`);
+    // Triton words it "failed to parse the request JSON buffer: <rapidjson's reason> at <offset>" (INTERNAL);
+    // V8's reason differs in wording, except for the empty document.
+    const reason = text.trim() === "" ? `The document is empty. at ${text.length}` : (error as Error).message;
+    throw new HttpError(TRITON_JSON_STATUS, `failed to parse the request JSON buffer: ${reason}`);
   }
-  if (!isObject(value)) throw badRequest("failed to parse the request JSON buffer: expected a JSON object");
+  // A document that is not an object has none of the members Triton looks for ('inputs' is then missing).
+  return { header: isObject(value) ? value : {}, text };
+}
+
+function unsignedMember(params: JsonObject, key: string): number {
+  const value = params[key];
+  if (!isUnsignedInteger(value)) throw tritonJsonError(`Unable to parse '${key}'`, NON_UNSIGNED);
+  return value;
+}
+
+function booleanMember(params: JsonObject, key: string, what = `Unable to parse '${key}'`): boolean {
+  const value = params[key];
+  if (typeof value !== "boolean") throw tritonJsonError(what, NON_BOOLEAN);
   return value;
 }
 
@@ -74,104 +99,170 @@ function parseRequestParameters(raw: unknown): {
   let timeoutUs: number | undefined;
   let binaryOutput = false;
   if (raw === undefined) return { parameters: undefined, priority, timeoutUs, binaryOutput };
-  if (!isObject(raw)) throw badRequest("failed to get request params.: 'parameters' must be a JSON object");
+  if (!isObject(raw)) throw tritonJsonError("failed to get request params.", NON_OBJECT_MEMBERS);
   let parameters: Record<string, string | number | boolean> | undefined;
   for (const key of Object.keys(raw)) {
     const value = raw[key];
     if (key === "priority") {
-      if (!isUint(value)) throw badRequest("Unable to parse 'priority': expected an unsigned integer");
-      priority = value;
+      priority = unsignedMember(raw, key);
     } else if (key === "timeout") {
-      if (!isUint(value)) throw badRequest("Unable to parse 'timeout': expected an unsigned integer");
-      timeoutUs = value;
+      timeoutUs = unsignedMember(raw, key);
     } else if (key === "binary_data_output") {
-      if (typeof value !== "boolean")
-        throw badRequest("Unable to parse 'binary_data_output': expected a boolean");
-      binaryOutput = value;
+      binaryOutput = booleanMember(raw, key);
     } else if (key.startsWith("triton_")) {
       throw badRequest(
         "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.",
       );
     } else {
-      if (typeof value !== "string" && typeof value !== "boolean" && !Number.isSafeInteger(value)) {
+      if (key === "sequence_start" || key === "sequence_end") booleanMember(raw, key);
+      else if (key === "sequence_id" && !isUnsignedInteger(value) && typeof value !== "string") {
+        throw tritonJsonError("Unable to parse 'sequence_id'", NON_STRING);
+      }
+      // Triton keeps strings, booleans and any number (int or double); nothing else.
+      if (typeof value !== "string" && typeof value !== "boolean" && typeof value !== "number") {
         throw badRequest(
           `parameter '${key}' has invalid type. It should be either 'int', 'bool', or 'string'.`,
         );
       }
       parameters ??= {};
-      parameters[key] = value as string | number | boolean;
+      parameters[key] = value;
     }
   }
   return { parameters, priority, timeoutUs, binaryOutput };
 }
 
-function parseShape(raw: unknown, input: string): number[] {
-  if (!Array.isArray(raw))
-    throw badRequest(`Unable to parse 'shape': input '${input}' needs an array of dimensions`);
-  for (const d of raw) {
-    if (!isUint(d)) {
-      throw badRequest(
-        `Unable to parse 'shape': input '${input}' has dimension ${JSON.stringify(d)}; dimensions are non-negative integers`,
-      );
-    }
+function parseShape(raw: unknown): number[] {
+  const shape = memberArray(raw, "shape", "Unable to parse 'shape'");
+  for (const d of shape) {
+    if (!isUnsignedInteger(d)) throw tritonJsonError("Unable to parse 'shape'", NON_UNSIGNED);
   }
-  return raw as number[];
+  return shape as number[];
 }
 
-function elementCountOf(shape: readonly number[], input: string): number {
-  let count = 1;
-  for (const d of shape) count *= d;
-  if (!Number.isSafeInteger(count)) {
-    throw badRequest(`invalid shape for input '${input}': shape [${shape.join(",")}] has too many elements`);
+/**
+ * Triton's GetElementCount (server src/common.cc) over the shape as int64: the count, 0 at the first zero
+ * dimension, -2 at a dimension past INT64_MAX (negative once stored), -3 when the product overflows.
+ */
+function tritonElementCount(shape: readonly number[]): bigint {
+  let count = 0n;
+  let first = true;
+  for (const d of shape) {
+    const dim = BigInt.asIntN(64, BigInt(d));
+    if (dim < 0n) return -2n;
+    if (dim === 0n) return 0n;
+    if (first) {
+      count = dim;
+      first = false;
+    } else {
+      if (count > INT64_MAX / dim) return -3n;
+      count *= dim;
+    }
   }
   return count;
+}
+
+function shapeText(shape: readonly number[]): string {
+  return `[${shape.map((d) => BigInt.asIntN(64, BigInt(d)).toString()).join(",")}]`;
+}
+
+/**
+ * The element count of a shape, when it is a safe integer (0 when a dimension is 0). Past that, a JSON
+ * input gets Triton's refusal (invalid dimension, count overflow, byte size overflow, or the byte size
+ * over --http-max-input-size, which any such count is); a binary one gets ours.
+ */
+function elementCountOf(shape: readonly number[], input: string, datatype: string, json: boolean): number {
+  let count = 1;
+  for (const d of shape) count *= d;
+  if (Number.isSafeInteger(count)) return count;
+  if (shape.includes(0)) return 0;
+  if (!json) {
+    throw badRequest(`invalid shape for input '${input}': shape [${shape.join(",")}] has too many elements`);
+  }
+  const big = tritonElementCount(shape);
+  if (big === -2n) {
+    throw badRequest(
+      `invalid shape for input '${input}': shape ${shapeText(shape)} contains one or more invalid dimensions`,
+    );
+  }
+  if (big === -3n) {
+    throw badRequest(
+      `invalid shape for input '${input}': shape ${shapeText(shape)} causes total element count to exceed maximum size of ${INT64_MAX}`,
+    );
+  }
+  const size = isDatatype(datatype) ? BigInt(datatypeInfo(datatype)?.byteSize ?? 0) : 0n;
+  if (size > 1n && big > INT64_MAX / size) {
+    throw badRequest(
+      `byte size overflow for input '${input}': element count (${big}) * data type size (${size}) exceeds maximum allowed size (${INT64_MAX})`,
+    );
+  }
+  return Number(big);
+}
+
+/** The binary, shared-memory or JSON origin of an input, after Triton's one-of check. */
+function contentKind(raw: unknown): { hasData: boolean; binary: boolean; sharedMemory: boolean } {
+  const hasData = findMember(raw, "data") !== undefined;
+  const params = findMember(raw, "parameters");
+  const binary = findMember(params, "binary_data_size") !== undefined;
+  const sharedMemory = findMember(params, "shared_memory_region") !== undefined;
+  const set = Number(hasData) + Number(binary) + Number(sharedMemory);
+  if (set !== 1) {
+    let given = set === 0 ? " no field is set" : " set";
+    if (hasData) given += " 'data'";
+    if (binary) given += " 'binary_data_size'";
+    if (sharedMemory) given += " 'shared_memory_region'";
+    throw badRequest(
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', " +
+        `'shared_memory_region' in 'parameters'. But${given}`,
+    );
+  }
+  return { hasData, binary, sharedMemory };
+}
+
+/**
+ * Triton's answer to any shared-memory tensor here: its region checks, then NOT_FOUND for the region, as
+ * Triton answers a region nobody registered (tbench-server has no shared-memory API, so none ever is).
+ */
+function refuseSharedMemory(params: unknown): never {
+  const region = findMember(params, "shared_memory_region");
+  if (typeof region !== "string") throw tritonJsonError("Unable to parse 'shared_memory_region'", NON_STRING);
+  for (const key of ["shared_memory_offset", "shared_memory_byte_size"]) {
+    if (findMember(params, key) !== undefined) unsignedMember(params as JsonObject, key);
+  }
+  throw new HttpError(404, `Unable to find shared memory region: '${region}'`);
 }
 
 interface Cursor {
   offset: number;
 }
 
-function decodeInput(raw: unknown, body: Uint8Array, cursor: Cursor, options: DecodeInferOptions): Tensor {
+/** What decodeInput needs beyond the input itself. */
+interface InputContext {
+  readonly body: Uint8Array;
+  readonly cursor: Cursor;
+  readonly options: DecodeInferOptions;
+  readonly logPrefix: string;
+  /** The source text of input `index`'s `data` (INT64/UINT64 are read from it). */
+  readonly dataSource: (index: number) => { text: string; span: TextSpan } | undefined;
+}
+
+function decodeInput(raw: unknown, index: number, context: InputContext): Tensor {
+  const { body, cursor, options } = context;
   const { model } = options;
-  if (!isObject(raw)) throw badRequest("Unable to parse 'inputs': each input must be a JSON object");
-  const name = raw["name"];
-  if (typeof name !== "string") throw badRequest("Unable to parse 'name': each input needs a string 'name'");
-  const datatypeRaw = raw["datatype"];
-  if (typeof datatypeRaw !== "string") {
-    throw badRequest(`Unable to parse 'datatype': input '${name}' needs a string 'datatype'`);
-  }
-  if (!isDatatype(datatypeRaw)) {
-    throw badRequest(`invalid datatype '${datatypeRaw}' for input '${name}' of model '${model}'`);
-  }
-  const datatype: Datatype = datatypeRaw;
-  const shape = parseShape(raw["shape"], name);
-  const parameters = raw["parameters"];
+  const kind = contentKind(raw);
+  const name = memberString(raw, "name", "Unable to parse 'name'");
+  const datatypeRaw = memberString(raw, "datatype", "Unable to parse 'datatype'");
+  const shape = parseShape(raw);
+  const params = findMember(raw, "parameters");
   let binarySize: number | undefined;
-  if (parameters !== undefined) {
-    if (!isObject(parameters))
-      throw badRequest(`Unable to parse 'parameters' of input '${name}': expected an object`);
-    if (parameters["shared_memory_region"] !== undefined) {
-      throw badRequest(`input '${name}': shared memory regions are not supported by this server`);
-    }
-    const size = parameters["binary_data_size"];
-    if (size !== undefined) {
-      if (!isUint(size)) throw badRequest(`Unable to parse 'binary_data_size' of input '${name}'`);
-      binarySize = size;
-    }
-  }
-  const hasData = raw["data"] !== undefined;
-  if (hasData === (binarySize !== undefined)) {
-    throw badRequest(
-      "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', " +
-        `'shared_memory_region' in 'parameters'. But ${hasData ? "set 'data' 'binary_data_size'" : "no field is set"} (input '${name}')`,
-    );
-  }
-  const elementCount = elementCountOf(shape, name);
-  if (datatype === "BYTES" && elementCount > options.maxBytesTensorElements) {
+  if (kind.binary) binarySize = unsignedMember(params as JsonObject, "binary_data_size");
+  else if (kind.sharedMemory) refuseSharedMemory(params);
+  const elementCount = elementCountOf(shape, name, datatypeRaw, binarySize === undefined);
+  const valid = isDatatype(datatypeRaw);
+  if (datatypeRaw === "BYTES" && elementCount > options.maxBytesTensorElements) {
     // Before any per-element work: the worker makes one string per element (core/bytes-data.ts).
     throw badRequest(bytesTensorTooLarge(model, name, elementCount, options.maxBytesTensorElements));
   }
-  const ctx = { model, input: name };
+  const ctx: TensorContext = { model, input: name, logPrefix: context.logPrefix };
   let data: TensorData;
   if (binarySize !== undefined) {
     const available = body.byteLength - cursor.offset;
@@ -180,24 +271,42 @@ function decodeInput(raw: unknown, body: Uint8Array, cursor: Cursor, options: De
         `unexpected size for input '${name}', expecting ${binarySize - available} additional bytes for model '${model}'`,
       );
     }
+    if (!valid) throw invalidDatatype(datatypeRaw, name, model);
     data = decodeBinaryData(
       body.subarray(cursor.offset, cursor.offset + binarySize),
-      datatype,
+      datatypeRaw as Datatype,
       elementCount,
       ctx,
     );
     cursor.offset += binarySize;
+  } else if (elementCount === 0) {
+    // Triton does not read `data` when the shape holds no element.
+    if (!valid) throw invalidDatatype(datatypeRaw, name, model);
+    data = emptyData(datatypeRaw);
   } else {
-    const byteSize = (datatypeInfo(datatype)?.byteSize ?? 1) * elementCount;
-    if (byteSize > options.maxInputSize) {
-      throw badRequest(
-        `JSON input '${name}' has a byte_size (${byteSize} bytes) that exceeds the maximum allowed value of ` +
-          `${options.maxInputSize} bytes. Use --http-max-input-size to increase the limit.`,
-      );
-    }
-    data = decodeJsonData(raw["data"], datatype, shape, elementCount, ctx);
+    const values = (raw as JsonObject)["data"];
+    if (!Array.isArray(values)) throw dataNotArray();
+    // Triton's ReadDataFromJson words it so (its byte size, 0, passes the size limit first).
+    if (!valid) throw badRequest(`invalid datatype for input ${name}`);
+    const datatype: Datatype = datatypeRaw;
+    const wide = datatype === "INT64" || datatype === "UINT64";
+    const source = wide ? context.dataSource(index) : undefined;
+    data = decodeJsonData(values, datatype, elementCount, ctx, options.maxInputSize, source);
   }
-  return { name, datatype, shape, data };
+  return { name, datatype: datatypeRaw as Datatype, shape, data };
+}
+
+/**
+ * An unknown datatype on a binary input or an empty one: Triton's core reports it against the model's
+ * datatype ("data-type is 'INVALID', but model ... expects ..."), which this layer does not know.
+ */
+function invalidDatatype(datatype: string, input: string, model: string): HttpError {
+  return badRequest(`invalid datatype '${datatype}' for input '${input}' of model '${model}'`);
+}
+
+function emptyData(datatype: Datatype): TensorData {
+  if (datatype === "BYTES") return { count: 0, wire: new Uint8Array(0) };
+  return new (datatypeInfo(datatype)!.typedArray!)(0);
 }
 
 function decodeOutputs(raw: unknown): {
@@ -205,38 +314,34 @@ function decodeOutputs(raw: unknown): {
   encodings: Map<string, OutputEncoding> | undefined;
 } {
   if (raw === undefined) return { requested: undefined, encodings: undefined };
-  if (!Array.isArray(raw)) throw badRequest("Unable to parse 'outputs': expected an array");
+  if (!Array.isArray(raw)) throw tritonJsonError("Unable to parse 'outputs'", NON_ARRAY);
   const requested: RequestedOutput[] = [];
   const encodings = new Map<string, OutputEncoding>();
   for (const item of raw) {
-    if (!isObject(item)) throw badRequest("Unable to parse 'outputs': each output must be a JSON object");
-    const name = item["name"];
-    if (typeof name !== "string")
-      throw badRequest("Unable to parse 'name': each output needs a string 'name'");
-    let binary = false;
-    let classification = 0;
-    const parameters = item["parameters"];
-    if (parameters !== undefined) {
-      if (!isObject(parameters))
-        throw badRequest(`Unable to parse 'parameters' of output '${name}': expected an object`);
-      if (parameters["shared_memory_region"] !== undefined) {
-        throw badRequest(`output '${name}': shared memory regions are not supported by this server`);
+    const params = findMember(item, "parameters");
+    const sharedMemory = findMember(params, "shared_memory_region") !== undefined;
+    if (sharedMemory) {
+      // Triton's ValidateOutputParameter, before the name.
+      if (findMember(params, "classification") !== undefined) {
+        throw badRequest("Output can't set both 'shared_memory_region' and 'classification'");
       }
-      const b = parameters["binary_data"];
-      if (b !== undefined) {
-        if (typeof b !== "boolean")
-          throw badRequest(`Unable to parse 'binary_data' of output '${name}': expected a boolean`);
-        binary = b;
-      }
-      const c = parameters["classification"];
-      if (c !== undefined) {
-        if (!isUint(c))
-          throw badRequest(
-            `Unable to set 'classification' of output '${name}': expected an unsigned integer`,
-          );
-        classification = c;
+      if (findMember(params, "binary_data") !== undefined) {
+        if (booleanMember(params as JsonObject, "binary_data", "Unable to set 'binary_data'")) {
+          throw badRequest("Output can't set both 'shared_memory_region' and 'binary_data'");
+        }
       }
     }
+    const name = memberString(item, "name", "Unable to parse 'name'");
+    let classification = 0;
+    if (findMember(params, "classification") !== undefined) {
+      const c = (params as JsonObject)["classification"];
+      if (!isUnsignedInteger(c)) throw tritonJsonError("Unable to set 'classification'", NON_UNSIGNED);
+      classification = c;
+    }
+    if (sharedMemory) refuseSharedMemory(params);
+    let binary = false;
+    if (findMember(params, "binary_data") !== undefined)
+      binary = booleanMember(params as JsonObject, "binary_data");
     // The core computes classifications (it holds the label files); the front end only encodes the BYTES result.
     requested.push(classification > 0 ? { name, classification } : { name });
     encodings.set(name, { binary, classification });
@@ -246,25 +351,39 @@ function decodeOutputs(raw: unknown): {
 
 /** Decodes `body` (already decompressed) into a core request and the response encoding plan. */
 export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions): DecodedInferRequest {
-  const header = parseJsonHeader(body, options.headerLength);
-  const idRaw = header["id"];
+  const { header, text } = parseJsonHeader(body, options.headerLength);
+  const idRaw = findMember(header, "id");
   if (idRaw !== undefined && typeof idRaw !== "string")
-    throw badRequest("Unable to parse 'id': expected a string");
-  const { parameters, priority, timeoutUs, binaryOutput } = parseRequestParameters(header["parameters"]);
-  const inputsRaw = header["inputs"];
-  if (!Array.isArray(inputsRaw)) throw badRequest("Unable to parse 'inputs': expected an array of inputs");
-  const cursor: Cursor = { offset: options.headerLength };
+    throw tritonJsonError("Unable to parse 'id'", NON_STRING);
+  const id = idRaw as string | undefined;
+  const { parameters, priority, timeoutUs, binaryOutput } = parseRequestParameters(
+    findMember(header, "parameters"),
+  );
+  const inputsRaw = memberArray(header, "inputs", "Unable to parse 'inputs'");
+  let spans: (TextSpan | undefined)[] | undefined;
+  const context: InputContext = {
+    body,
+    cursor: { offset: options.headerLength },
+    options,
+    logPrefix: logRequest(id === undefined ? {} : { id }),
+    dataSource: (index) => {
+      // Only a request with INT64/UINT64 JSON data pays for a walk over its text, once.
+      spans ??= findDataSpans(text, "inputs");
+      const span = spans[index];
+      return span === undefined ? undefined : { text, span };
+    },
+  };
   const inputs: Tensor[] = new Array(inputsRaw.length);
-  for (let i = 0; i < inputsRaw.length; i++) inputs[i] = decodeInput(inputsRaw[i], body, cursor, options);
-  if (cursor.offset !== body.byteLength) {
+  for (let i = 0; i < inputsRaw.length; i++) inputs[i] = decodeInput(inputsRaw[i], i, context);
+  if (context.cursor.offset !== body.byteLength) {
     throw badRequest(`unexpected additional input data for model '${options.model}'`);
   }
-  const { requested, encodings } = decodeOutputs(header["outputs"]);
+  const { requested, encodings } = decodeOutputs(findMember(header, "outputs"));
   const request: InferenceRequest = {
     model: options.model,
     inputs,
     ...(options.version !== undefined ? { version: options.version } : {}),
-    ...(idRaw !== undefined ? { id: idRaw } : {}),
+    ...(id !== undefined ? { id } : {}),
     ...(requested !== undefined ? { outputs: requested } : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(timeoutUs !== undefined ? { timeoutUs } : {}),

@@ -51,7 +51,7 @@ export function encodeInferResponse(
         binaryLength += size;
       }
     } else {
-      json += `,"data":${encodeJsonData(output.data, output.datatype, output.name)}}`;
+      json += `,"data":${encodeJsonData(output.data, output.datatype)}}`;
     }
   }
   json += "]}";

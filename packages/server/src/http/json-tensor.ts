@@ -1,116 +1,231 @@
 /**
  * Tensor data in JSON form, both ways: request `data` arrays (flat or nested, row-major) into the core's
- * TypedArrays or BytesData, and response tensors into `data` array text. Element checks follow the
- * datatype: numbers for numeric types (integers for integer types), booleans for BOOL, strings for BYTES.
+ * TypedArrays or BytesData, and response tensors into `data` array text. Checks and messages are Triton's
+ * (server `src/http_server.cc`, ReadDataFromJson / JsonBytesArrayByteSize / WriteDataToJson): an element
+ * of the wrong JSON type is TritonJson's failure under "Unable to parse 'data'" (500, see triton-json.ts),
+ * a count that differs from the shape is Triton's INTERNAL "shape does not match" (500), nesting past 100
+ * levels is 400. INT64 and UINT64 are read from their digits (json-data-spans.ts), so every value in range
+ * arrives exactly and every other one is refused as Triton refuses it (rapidjson's IsInt64 / IsUint64).
+ * Where Triton stores an integer that does not fit a narrower type wrapped (INT8 300 becomes 44: its
+ * ReadDataFromJsonHelper casts with a FIXME), tbench-server refuses it with a message of its own (400).
  */
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
 import { bytesDataFromStrings, bytesDataToStrings, isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
-import { badRequest } from "./http-error.js";
+import { badRequest, HttpError } from "./http-error.js";
+import { forEachScalar, type TextSpan } from "./json-data-spans.js";
+import {
+  NON_ARRAY,
+  NON_BOOLEAN,
+  NON_NUMBER,
+  NON_SIGNED,
+  NON_STRING,
+  NON_UNSIGNED,
+  TRITON_JSON_STATUS,
+  tritonJsonError,
+} from "./triton-json.js";
 
-/** Deepest nesting of `data` arrays accepted (Triton's HTTP_MAX_JSON_NESTING_DEPTH is of the same order). */
+/** Deepest nesting of `data` arrays accepted: Triton's HTTP_MAX_JSON_NESTING_DEPTH (server src/common.h). */
 const MAX_DEPTH = 100;
+const NESTING = `JSON nesting depth exceeds maximum allowed limit (${MAX_DEPTH})`;
+const DATA = "Unable to parse 'data'";
 
 /** Where an input comes from, for messages. */
 export interface TensorContext {
   readonly model: string;
   readonly input: string;
+  /** Triton's `[request id: <id>] ` prefix (LogRequest), for the messages its core raises. */
+  readonly logPrefix: string;
 }
 
-function flatten(data: unknown, out: unknown[], depth: number, ctx: TensorContext): void {
-  if (depth > MAX_DEPTH) {
-    throw badRequest(
-      `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': nesting deeper than ${MAX_DEPTH} levels`,
-    );
+/** Where the request's JSON text holds this input's `data` (needed for INT64 and UINT64). */
+export interface JsonDataSource {
+  readonly text: string;
+  readonly span: TextSpan;
+}
+
+/** Inclusive ranges of the integer types narrower than 64 bits. */
+const INTEGER_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
+  INT8: [-128, 127],
+  INT16: [-32768, 32767],
+  INT32: [-2147483648, 2147483647],
+  UINT8: [0, 255],
+  UINT16: [0, 65535],
+  UINT32: [0, 4294967295],
+};
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+/** A JSON number written as an integer: what rapidjson stores as Int64/Uint64 (fractions and exponents are doubles). */
+const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
+
+function shapeMismatch(tooMany: boolean): HttpError {
+  // Triton's two INTERNAL messages: one while walking past the count, one after falling short of it.
+  return tooMany
+    ? tritonJsonError(DATA, "Shape does not match true shape of 'data' field")
+    : new HttpError(TRITON_JSON_STATUS, "Failed to parse 'data' field: shape does not match true shape");
+}
+
+function flatten(data: readonly unknown[], out: unknown[], depth: number, nesting: () => HttpError): void {
+  for (const item of data) {
+    // Triton refuses any value at depth 100 or more, the `data` array itself being depth 0.
+    if (depth >= MAX_DEPTH) throw nesting();
+    if (Array.isArray(item)) flatten(item, out, depth + 1, nesting);
+    else out.push(item);
   }
-  if (!Array.isArray(data)) {
-    out.push(data);
-    return;
-  }
-  for (const item of data) flatten(item, out, depth + 1, ctx);
 }
 
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `string ${JSON.stringify(value).slice(0, 40)}`;
-  return `${typeof value} ${String(value).slice(0, 40)}`;
+/** The elements of `data` in row-major order; flat `data` (the usual form) is used as it is, not copied. */
+function flatElements(data: readonly unknown[], nesting: () => HttpError): readonly unknown[] {
+  if (!data.some(Array.isArray)) return data;
+  const flat: unknown[] = [];
+  flatten(data, flat, 1, nesting);
+  return flat;
 }
 
-function elementError(ctx: TensorContext, datatype: Datatype, index: number, value: unknown, want: string) {
+function maxInputSizeError(input: string, byteSize: number | bigint, maxInputSize: number): HttpError {
   return badRequest(
-    `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': element ${index} should be ` +
-      `${want} for datatype ${datatype}, got ${describeValue(value)}`,
+    `JSON input '${input}' has a byte_size (${byteSize} bytes) that exceeds the maximum allowed value of ` +
+      `${maxInputSize} bytes. Use --http-max-input-size to increase the limit.`,
   );
 }
 
-/** Converts a JSON `data` value into tensor data of `datatype` holding exactly `elementCount` elements. */
-export function decodeJsonData(
-  data: unknown,
+/** Refuses a JSON input over --http-max-input-size as Triton does, from its count (BYTES: from its strings). */
+export function checkJsonInputSize(
+  input: string,
   datatype: Datatype,
-  shape: readonly number[],
+  elementCount: number,
+  maxInputSize: number,
+): void {
+  const byteSize = (datatypeInfo(datatype)?.byteSize ?? 0) * elementCount;
+  if (byteSize > maxInputSize) throw maxInputSizeError(input, byteSize, maxInputSize);
+}
+
+function decodeBytes(data: readonly unknown[], ctx: TensorContext, maxInputSize: number): TensorData {
+  const flat = flatElements(data, () => badRequest(NESTING));
+  // Triton sizes the tensor first (each string's bytes plus its 4-byte length), refusing non-strings.
+  let byteSize = 0;
+  for (let i = 0; i < flat.length; i++) {
+    const value = flat[i];
+    if (typeof value !== "string") throw tritonJsonError("Unable to parse JSON bytes array", NON_STRING);
+    byteSize += Buffer.byteLength(value, "utf8") + 4;
+  }
+  if (byteSize > maxInputSize) throw maxInputSizeError(ctx.input, byteSize, maxInputSize);
+  // The element count against the shape is the core's check, as in Triton (request-validation.ts).
+  return bytesDataFromStrings(flat as string[]);
+}
+
+/** A 64-bit integer element from its source text, or Triton's refusal. */
+function exactInteger(token: string, unsigned: boolean): bigint {
+  if (INTEGER_LITERAL.test(token)) {
+    const value = BigInt(token);
+    if (unsigned ? value >= 0n && value <= UINT64_MAX : value >= INT64_MIN && value <= INT64_MAX)
+      return value;
+  }
+  throw tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
+}
+
+function decode64(
+  flat: readonly unknown[],
+  out: BigInt64Array | BigUint64Array,
+  unsigned: boolean,
+  source: JsonDataSource,
+): void {
+  const { text } = source;
+  let i = 0;
+  forEachScalar(text, source.span, (token) => {
+    if (i < out.length) out[i] = exactInteger(text.slice(token.start, token.end), unsigned);
+    i++;
+  });
+  // The text and JSON.parse's value are the same document: their counts agree.
+  if (i !== flat.length) throw new Error(`JSON data text holds ${i} elements, its value ${flat.length}`);
+}
+
+function narrowIntegerError(
+  ctx: TensorContext,
+  datatype: Datatype,
+  index: number,
+  value: number,
+  range: readonly [number, number],
+): HttpError {
+  const unsigned = range[0] === 0;
+  // Past 64 bits (or negative for unsigned types) Triton refuses it too, with TritonJson's words.
+  if (unsigned ? value < 0 || value >= 2 ** 64 : value < -(2 ** 63) || value >= 2 ** 63) {
+    return tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
+  }
+  return badRequest(
+    `${DATA}: element ${index} of input '${ctx.input}' for model '${ctx.model}' is ${value}, outside the range ` +
+      `of ${datatype} [${range[0]}, ${range[1]}]`,
+  );
+}
+
+/**
+ * Converts a JSON `data` array into tensor data of `datatype` holding `elementCount` elements (the caller
+ * handles a count of 0, which Triton does not read, and a `data` that is not an array). INT64 and UINT64
+ * need `source`, the array's text.
+ */
+export function decodeJsonData(
+  data: readonly unknown[],
+  datatype: Datatype,
   elementCount: number,
   ctx: TensorContext,
+  maxInputSize: number,
+  source: JsonDataSource | undefined,
 ): TensorData {
+  if (datatype === "BYTES") return decodeBytes(data, ctx, maxInputSize);
+  checkJsonInputSize(ctx.input, datatype, elementCount, maxInputSize);
   if (datatype === "FP16" || datatype === "BF16") {
     throw badRequest(
       `receiving ${datatype} data via JSON is not supported. Please use the binary data format for input ${ctx.input}`,
     );
   }
-  if (!Array.isArray(data)) {
-    throw badRequest(
-      `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': expected an array, got ${describeValue(data)}`,
-    );
-  }
-  // Flat `data` (the usual form) is used as it is: a copy would cost 8 bytes or more per element.
-  let flat: unknown[] = data;
-  if (data.some(Array.isArray)) {
-    flat = [];
-    flatten(data, flat, 0, ctx);
-  }
-  if (flat.length !== elementCount) {
-    throw badRequest(
-      `unable to parse 'data' for input '${ctx.input}' of model '${ctx.model}': shape [${shape.join(",")}] ` +
-        `expects ${elementCount} elements, got ${flat.length}`,
-    );
-  }
-  if (datatype === "BYTES") {
-    for (let i = 0; i < flat.length; i++) {
-      const value = flat[i];
-      if (typeof value !== "string") throw elementError(ctx, datatype, i, value, "a string");
-    }
-    return bytesDataFromStrings(flat as string[]);
-  }
+  const flat = flatElements(data, () => badRequest(`${DATA}: ${NESTING}`));
   const info = datatypeInfo(datatype) as DatatypeInfo;
-  const TypedArray = info.typedArray!;
-  const out = new TypedArray(flat.length);
-  if (datatype === "BOOL") {
-    for (let i = 0; i < flat.length; i++) {
+  const out = new info.typedArray!(elementCount);
+  const count = Math.min(flat.length, elementCount);
+  if (out instanceof BigInt64Array || out instanceof BigUint64Array) {
+    if (source === undefined) throw new Error(`decodeJsonData: ${datatype} needs the JSON text of its data`);
+    decode64(flat, out, datatype === "UINT64", source);
+  } else if (datatype === "BOOL") {
+    for (let i = 0; i < count; i++) {
       const value = flat[i];
-      if (typeof value !== "boolean") throw elementError(ctx, datatype, i, value, "a boolean");
-      out[i] = value ? 1 : 0;
+      if (typeof value !== "boolean") throw tritonJsonError(DATA, NON_BOOLEAN);
+      (out as Uint8Array)[i] = value ? 1 : 0;
     }
-    return out;
+  } else if (datatype === "FP32" || datatype === "FP64") {
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      if (typeof value !== "number") throw tritonJsonError(DATA, NON_NUMBER);
+      (out as Float64Array)[i] = value;
+    }
+  } else {
+    const range = INTEGER_RANGES[datatype]!;
+    const [min, max] = range;
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      if (typeof value !== "number" || !Number.isInteger(value)) {
+        throw tritonJsonError(DATA, min === 0 ? NON_UNSIGNED : NON_SIGNED);
+      }
+      if (value < min || value > max) throw narrowIntegerError(ctx, datatype, i, value, range);
+      (out as Int32Array)[i] = value;
+    }
   }
-  const integer = datatype !== "FP32" && datatype !== "FP64";
-  const big = out instanceof BigInt64Array || out instanceof BigUint64Array;
-  const unsigned = datatype.startsWith("UINT");
-  for (let i = 0; i < flat.length; i++) {
-    const value = flat[i];
-    if (typeof value !== "number") throw elementError(ctx, datatype, i, value, "a number");
-    if (integer && !Number.isInteger(value)) throw elementError(ctx, datatype, i, value, "an integer");
-    if (unsigned && value < 0) throw elementError(ctx, datatype, i, value, "a non-negative integer");
-    if (big) (out as BigInt64Array)[i] = BigInt(value);
-    else (out as Float64Array)[i] = value;
-  }
+  if (flat.length !== elementCount) throw shapeMismatch(flat.length > elementCount);
   return out;
 }
 
+/** Triton's refusal of a JSON `data` member that is not an array. */
+export function dataNotArray(): HttpError {
+  return tritonJsonError(DATA, NON_ARRAY);
+}
+
 /** JSON text of a response tensor's `data` array (flat, row-major, as Triton writes it). */
-export function encodeJsonData(data: TensorData, datatype: Datatype, output: string): string {
+export function encodeJsonData(data: TensorData, datatype: Datatype): string {
   if (datatype === "FP16" || datatype === "BF16") {
+    // Triton's WriteDataToJson message ends here, without the output's name.
     throw badRequest(
-      `sending ${datatype} data via JSON is not supported. Please use the binary data format for output ${output}`,
+      `sending ${datatype} data via JSON is not supported. Please use the binary data format for output`,
     );
   }
   if (isBytesData(data)) {
@@ -138,5 +253,6 @@ export function encodeJsonData(data: TensorData, datatype: Datatype, output: str
     }
     if (!finite) return JSON.stringify(Array.from(floats));
   }
+  // BigInt64Array and BigUint64Array join their elements' exact decimal digits.
   return "[" + Array.prototype.join.call(typed, ",") + "]";
 }
