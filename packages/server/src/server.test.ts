@@ -343,9 +343,9 @@ describe("tbench-server end to end (real core, examples/models)", () => {
     const full = range(16, () => 1);
     const cases: [string, () => Promise<RawResponse>, number, string | RegExp][] = [
       [
-        "malformed JSON",
+        "malformed JSON (TritonJson's INTERNAL error, as Triton answers it)",
         () => post(infer, '{"inputs": ['),
-        400,
+        500,
         /^failed to parse the request JSON buffer: /,
       ],
       [
@@ -436,7 +436,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
           return post(infer, body, { "Inference-Header-Content-Length": headerLength });
         },
         400,
-        "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60",
+        "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60",
       ],
       [
         "Inference-Header-Content-Length beyond the body",
@@ -470,7 +470,7 @@ describe("tbench-server end to end (real core, examples/models)", () => {
         "oversize body",
         () => post(infer, Buffer.alloc(MAX_INPUT + 1, 32)),
         400,
-        `request body size of ${MAX_INPUT + 1} bytes exceeds the maximum allowed input size of ${MAX_INPUT} bytes. Use --http-max-input-size to increase the limit.`,
+        `request JSON size of ${MAX_INPUT + 1} bytes exceeds the maximum allowed input size of ${MAX_INPUT} bytes. Use --http-max-input-size to increase the limit.`,
       ],
       [
         "FP16 as JSON",

@@ -4,61 +4,70 @@
  * every endpoint; health and model-ready answer 200 or a bare 400, as Triton's handlers do.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { z } from "zod";
 import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
-import { badRequest } from "./http-error.js";
+import { badRequest, HttpError } from "./http-error.js";
 import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
 import type { Route } from "./router.js";
+import { findMember, isObject, NON_OBJECT_MEMBERS, NON_STRING, TRITON_JSON_STATUS } from "./triton-json.js";
 
-const indexBodySchema = z.object({ ready: z.boolean().optional() });
-const loadBodySchema = z.object({
-  parameters: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
-});
-const unloadBodySchema = z.object({
-  parameters: z.object({ unload_dependents: z.boolean().optional() }).passthrough().optional(),
-});
-
-async function readJsonBody<T>(
-  req: IncomingMessage,
-  maxBytes: number,
-  schema: z.ZodType<T>,
-  what: string,
-): Promise<T | undefined> {
-  const body = await readBody(req, maxBytes);
+/**
+ * A repository request's JSON body, read as Triton's EVRequestToJson reads it: an empty body is no body,
+ * anything else must parse (TritonJson's INTERNAL failure, 500, when it does not). The fields are then
+ * looked up by the handler, so a body that is not an object simply has none of them, as in Triton.
+ */
+async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const body = await readBody(req, maxBytes, true);
   if (body.byteLength === 0) return undefined;
-  let value: unknown;
+  const text = body.toString("utf8");
   try {
-    value = JSON.parse(body.toString("utf8"));
+    return JSON.parse(text);
   } catch (error) {
-    throw badRequest(`failed to parse the ${what} request JSON buffer: ${(error as Error).message}`);
+    const reason = text.trim() === "" ? `The document is empty. at ${text.length}` : (error as Error).message;
+    throw new HttpError(TRITON_JSON_STATUS, `failed to parse the request JSON buffer: ${reason}`);
   }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.length > 0 ? issue.path.join(".") : "body";
-    throw badRequest(`Invalid value for '${path}' in ${what} request: ${issue.message}`);
-  }
-  return parsed.data;
 }
 
-function decodeFiles(parameters: Record<string, string | boolean | number>): {
-  config?: string;
-  files?: Record<string, Uint8Array>;
-} {
+/** `ready` of a repository index request (HandleRepositoryIndex): a boolean when present. */
+function readyOnly(body: unknown): boolean {
+  const ready = findMember(body, "ready");
+  if (ready === undefined) return false;
+  if (typeof ready !== "boolean") throw badRequest("Invalid value for 'ready': expected a boolean");
+  return ready;
+}
+
+/**
+ * The parameters of a load request as Triton's HandleRepositoryControl reads them: every member a string
+ * (TritonJson's failure otherwise, 500), `config` as the config JSON, `file:<path>` as base64 content, and
+ * any other key refused with Triton's INTERNAL "unexpected error on creating Triton parameter".
+ */
+function loadParameters(body: unknown): { config?: string; files?: Record<string, Uint8Array> } {
   const result: { config?: string; files?: Record<string, Uint8Array> } = {};
+  const parameters = findMember(body, "parameters");
+  if (parameters === undefined) return result;
+  if (!isObject(parameters)) throw new HttpError(TRITON_JSON_STATUS, NON_OBJECT_MEMBERS);
   for (const [key, value] of Object.entries(parameters)) {
+    if (typeof value !== "string") throw new HttpError(TRITON_JSON_STATUS, NON_STRING);
     if (key === "config") {
-      if (typeof value !== "string") throw badRequest("Invalid value for 'config': expected a JSON string");
       result.config = value;
     } else if (key.startsWith("file:")) {
-      if (typeof value !== "string") throw badRequest(`Invalid value for '${key}': expected base64 content`);
       result.files ??= {};
       result.files[key.slice("file:".length)] = Buffer.from(value, "base64");
+    } else {
+      throw new HttpError(TRITON_JSON_STATUS, "unexpected error on creating Triton parameter");
     }
   }
   return result;
+}
+
+/**
+ * `parameters.unload_dependents` of an unload request. Triton reads it as a boolean, and when it is not
+ * one, the error it builds is overwritten by the unload's own result: the model is unloaded without its
+ * dependents. So here.
+ */
+function unloadDependents(body: unknown): boolean {
+  return findMember(findMember(body, "parameters"), "unload_dependents") === true;
 }
 
 /** Serves every endpoint but infer, answering errors through `context.fail`; never rejects. */
@@ -109,20 +118,20 @@ async function serveApiRequest(
       sendJson(res, 200, JSON.stringify({ model_stats: core.modelStatistics() }));
       return;
     case "repository-index": {
-      const body = await readJsonBody(req, maxInputSize, indexBodySchema, "repository index");
-      const index = await core.repositoryIndex({ readyOnly: body?.ready === true });
+      const body = await readJsonBody(req, maxInputSize);
+      const index = await core.repositoryIndex({ readyOnly: readyOnly(body) });
       sendJson(res, 200, JSON.stringify(index));
       return;
     }
     case "repository-load": {
-      const body = await readJsonBody(req, maxInputSize, loadBodySchema, "model load");
-      await core.loadModel(route.model, body?.parameters ? decodeFiles(body.parameters) : {});
+      const body = await readJsonBody(req, maxInputSize);
+      await core.loadModel(route.model, loadParameters(body));
       sendEmpty(res, 200);
       return;
     }
     case "repository-unload": {
-      const body = await readJsonBody(req, maxInputSize, unloadBodySchema, "model unload");
-      await core.unloadModel(route.model, { unloadDependents: body?.parameters?.unload_dependents === true });
+      const body = await readJsonBody(req, maxInputSize);
+      await core.unloadModel(route.model, { unloadDependents: unloadDependents(body) });
       sendEmpty(res, 200);
       return;
     }

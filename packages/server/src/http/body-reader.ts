@@ -1,15 +1,18 @@
 /**
  * Reads a request body into one fresh, unpooled buffer, refusing bodies over the size limit before they are
  * buffered whole: Content-Length is checked up front and the received bytes are counted while streaming.
- * gzip and deflate bodies (Content-Encoding) are inflated with the same limit on the inflated size.
+ * gzip and deflate bodies (Content-Encoding) are inflated with the same limit on the inflated size, as
+ * Triton's DataCompressor::DecompressData does it (server src/data_compressor.h: zlib's inflateInit2 with
+ * 15 | 32, which takes a gzip or a zlib stream under either name) and with its messages. Triton limits the
+ * JSON of a request to --http-max-input-size ("request JSON size of ..."), not the binary data after it;
+ * tbench-server limits the whole body, so that a body is never buffered past the limit.
  */
 import type { IncomingMessage } from "node:http";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import { badRequest, HttpError } from "./http-error.js";
 
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
+const unzip = promisify(zlib.unzip);
 
 /** The request's content coding: identity, gzip or deflate; anything else is refused with 501 as Triton does. */
 export function requestEncoding(header: string | undefined): "identity" | "gzip" | "deflate" {
@@ -18,24 +21,26 @@ export function requestEncoding(header: string | undefined): "identity" | "gzip"
   throw new HttpError(501, "Unsupported compression type");
 }
 
-function tooLarge(size: number, limit: number, what: string): HttpError {
+function tooLarge(size: number, limit: number, wholeBodyIsJson: boolean): HttpError {
   return badRequest(
-    `${what} size of ${size} bytes exceeds the maximum allowed input size of ${limit} bytes. ` +
+    `request ${wholeBodyIsJson ? "JSON" : "body"} size of ${size} bytes exceeds the maximum allowed input size of ${limit} bytes. ` +
       "Use --http-max-input-size to increase the limit.",
   );
 }
 
 /**
  * Resolves with the whole (decoded) body, or rejects with HttpError. When it rejects for size, the caller
- * should answer and close the connection rather than drain the rest.
+ * should answer and close the connection rather than drain the rest. `wholeBodyIsJson` (no binary data can
+ * follow) words an uncompressed body over the limit as Triton words its JSON limit.
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes: number, wholeBodyIsJson: boolean): Promise<Buffer> {
   const encoding = requestEncoding(req.headers["content-encoding"]);
+  const json = wholeBodyIsJson && encoding === "identity";
   const declared = req.headers["content-length"];
   let expected = -1;
   if (declared !== undefined) {
     expected = Number(declared);
-    if (expected > maxBytes) return Promise.reject(tooLarge(expected, maxBytes, "request body"));
+    if (expected > maxBytes) return Promise.reject(tooLarge(expected, maxBytes, json));
   }
   return new Promise<Buffer>((resolve, reject) => {
     // Unpooled so the core may transfer its ArrayBuffer to a worker without touching other requests' bytes.
@@ -51,7 +56,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     };
     const onData = (chunk: Buffer) => {
       if (length + chunk.byteLength > maxBytes) {
-        fail(tooLarge(length + chunk.byteLength, maxBytes, "request body"));
+        fail(tooLarge(length + chunk.byteLength, maxBytes, json));
         return;
       }
       if (length + chunk.byteLength > buffer.byteLength) {
@@ -80,9 +85,9 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
 }
 
 async function decompress(raw: Buffer, encoding: "gzip" | "deflate", maxBytes: number): Promise<Buffer> {
+  if (raw.byteLength === 0) throw badRequest("nothing to be decompressed");
   try {
-    const options = { maxOutputLength: maxBytes };
-    const inflated = encoding === "gzip" ? await gunzip(raw, options) : await inflate(raw, options);
+    const inflated = await unzip(raw, { maxOutputLength: maxBytes });
     // zlib's result may sit in a shared pool slab; give the core a buffer of its own.
     const own = Buffer.allocUnsafeSlow(inflated.byteLength);
     inflated.copy(own);
@@ -90,10 +95,12 @@ async function decompress(raw: Buffer, encoding: "gzip" | "deflate", maxBytes: n
   } catch (error) {
     if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
       throw badRequest(
-        `decompressed request body exceeds the maximum allowed input size of ${maxBytes} bytes. ` +
+        `Decompressed data size exceeds the maximum allowed value of ${maxBytes} bytes. ` +
           "Use --http-max-input-size to increase the limit.",
       );
     }
+    // Triton has no answer of its own here: zlib's data errors are not checked, and what inflated so far is
+    // parsed as the request.
     throw badRequest(`unable to decompress the ${encoding} request body: ${(error as Error).message}`);
   }
 }

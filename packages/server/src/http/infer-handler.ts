@@ -13,14 +13,24 @@ import { encodeInferResponse } from "./infer-response-encoder.js";
 import type { Route } from "./router.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
-const DECIMAL = /^-?\d{1,15}$/;
+/** What std::stoi reads: leading whitespace, a sign, decimal digits (anything after them is ignored). */
+const STOI = /^[ \t\n\v\f\r]*([+-]?[0-9]+)/;
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
 
+/** The JSON header's length, read as Triton's GetInferenceHeaderLength reads it (std::stoi), with its words. */
 function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
   const raw = req.headers[HEADER_LENGTH];
   if (raw === undefined) return bodyLength;
   const text = Array.isArray(raw) ? raw[0]! : raw;
-  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
-  if (Number.isNaN(value)) throw badRequest(`Unable to parse Inference-Header-Content-Length, got: ${text}`);
+  const match = STOI.exec(text);
+  if (match === null) throw badRequest(`Unable to parse Inference-Header-Content-Length, got: ${text}`);
+  const value = Number(match[1]);
+  if (value < INT32_MIN || value > INT32_MAX) {
+    throw badRequest(
+      `Unable to parse Inference-Header-Content-Length, value is out of range [ ${INT32_MIN}, ${INT32_MAX} ], got: ${text}`,
+    );
+  }
   if (value < 0 || value > bodyLength) {
     throw badRequest(`inference header size should be in range (0, ${bodyLength}), got: ${text}`);
   }
@@ -67,7 +77,8 @@ async function serveInfer(
 ): Promise<void> {
   const { core, maxInputSize, maxBytesTensorElements } = context;
   const acceptEncoding = req.headers["accept-encoding"];
-  const body = await readBody(req, maxInputSize);
+  // Without the header the whole body is the JSON, which Triton limits to --http-max-input-size.
+  const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined);
   const headerLength = headerLengthOf(req, body.byteLength);
   const controller = new AbortController();
   (res as WatchedResponse)[CONTROLLER] = controller;
