@@ -12,6 +12,7 @@ import {
   type TypedArrayByDatatype,
 } from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "./errors.js";
+import { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "./integer-ranges.js";
 import type { ParameterValue } from "./tensor-types.js";
 
 /** A TypedArray of some fixed-size datatype. */
@@ -208,16 +209,24 @@ function fromJson(
   }
   const out = new Ctor(size) as OutputTypedArray;
   const big = datatype === "INT64" || datatype === "UINT64";
+  const range = NARROW_INTEGER_RANGES[datatype];
   for (let i = 0; i < size; i++) {
     const v = flat[i];
     if (big) {
-      if (typeof v !== "number" || !Number.isInteger(v)) throw badElement(name, datatype, i, v);
-      (out as BigInt64Array)[i] = BigInt(v);
+      // bigints from the response's digits (infer-decoding.ts); a number only where it is exact.
+      const value = typeof v === "bigint" ? v : Number.isSafeInteger(v) ? BigInt(v as number) : undefined;
+      const [min, max] = WIDE_INTEGER_RANGES[datatype];
+      if (value === undefined || value < min || value > max) throw badElement(name, datatype, i, v);
+      (out as BigInt64Array)[i] = value;
     } else if (datatype === "BOOL") {
       if (typeof v !== "boolean") throw badElement(name, datatype, i, v);
       (out as Uint8Array)[i] = v ? 1 : 0;
     } else {
       if (typeof v !== "number") throw badElement(name, datatype, i, v);
+      // An integer type stores what it can hold unchanged, or refuses (a TypedArray would wrap it).
+      if (range !== undefined && !(Number.isInteger(v) && v >= range[0] && v <= range[1])) {
+        throw badElement(name, datatype, i, v);
+      }
       (out as Float64Array)[i] = v;
     }
   }
@@ -225,8 +234,9 @@ function fromJson(
 }
 
 function badElement(name: string, datatype: Datatype, index: number, value: unknown): MalformedResponseError {
+  const shown = typeof value === "bigint" ? String(value) : JSON.stringify(value);
   return new MalformedResponseError(
-    `output '${name}': element ${index} is ${JSON.stringify(value)}, not a ${datatype} value`,
+    `output '${name}': element ${index} is ${shown}, not a ${datatype} value`,
   );
 }
 

@@ -29,6 +29,7 @@ const LOADED = [
   "identity_bool",
   "identity_fp16",
   "identity_int64",
+  "identity_uint64",
 ];
 
 let server: RunningServer;
@@ -273,6 +274,25 @@ describe("infer", () => {
       binaryInputs: false,
     });
     assert.deepEqual(j.output("OUTPUT0")!.toArray(), [5n, -7n]);
+  });
+
+  test("INT64 and UINT64 as JSON both ways: every value exact, 2^53 + 1 to 2^64 - 1", async () => {
+    const cases = [
+      ["identity_int64", "INT64", [2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), -1n]],
+      ["identity_uint64", "UINT64", [2n ** 64n - 1n, 2n ** 53n + 1n, 2n ** 63n, 0n]],
+    ] as const;
+    for (const [model, datatype, values] of cases) {
+      for (const binaryInputs of [false, true]) {
+        const r = await client.infer(model, {
+          inputs: [{ name: "INPUT0", datatype, shape: [1, values.length], data: [...values] }],
+          binaryInputs,
+          binaryOutputs: false,
+        });
+        const out = r.output("OUTPUT0")!;
+        assert.equal(out.raw, undefined, "the output came back as JSON");
+        assert.deepEqual(out.toArray(), [...values], `${datatype}, binaryInputs ${binaryInputs}`);
+      }
+    }
   });
 
   test("a 1 MiB FP32 tensor round trip; the output is a view where aligned", async () => {

@@ -149,6 +149,52 @@ describe("JSON responses", () => {
   });
 });
 
+describe("64-bit integers in JSON responses are exact", () => {
+  const text = (outputs: string) =>
+    Buffer.from(`{"model_name":"m","model_version":"1","outputs":[${outputs}]}`);
+
+  test("INT64 and UINT64 past 2^53 keep every digit (JSON.parse would round them)", () => {
+    const body = text(
+      '{"name":"f","datatype":"FP32","shape":[1],"data":[0.5]},' +
+        '{"name":"i","datatype":"INT64","shape":[2,2],"data":[[9007199254740993,9223372036854775807],[-9223372036854775808,-1]]},' +
+        '{"name":"u","datatype":"UINT64","shape":[2],"data":[18446744073709551615,9007199254740993]}',
+    );
+    const result = decodeInferResponse(body, undefined);
+    assert.deepEqual(result.output("i")!.toArray(), [2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), -1n]);
+    assert.deepEqual([...result.output("u")!.as("UINT64")], [2n ** 64n - 1n, 2n ** 53n + 1n]);
+    assert.deepEqual([...result.output("f")!.as("FP32")], [0.5]);
+  });
+
+  test("the digits are those of the output's own data, whatever the other members hold", () => {
+    const body = Buffer.from(
+      '{"model_name":"m","model_version":"1","id":"\\"data\\":[1]","outputs":[' +
+        '{"name":"x","datatype":"INT64","shape":[1],"parameters":{"data":[2]},"data":[9007199254740995]}]}',
+    );
+    assert.deepEqual(decodeInferResponse(body, undefined).output("x")!.toArray(), [9007199254740995n]);
+  });
+
+  test("a value outside the type, or not an integer, is a MalformedResponseError, never a wrapped value", () => {
+    for (const [datatype, value] of [
+      ["INT64", "9223372036854775808"],
+      ["UINT64", "-1"],
+      ["INT64", "1.5"],
+      ["INT8", "300"],
+      ["UINT32", "-1"],
+    ]) {
+      const out = decodeInferResponse(
+        text(`{"name":"o","datatype":"${datatype}","shape":[1],"data":[${value}]}`),
+        undefined,
+      ).output("o")!;
+      assert.throws(
+        () => out.typedArray(),
+        (e: unknown) =>
+          e instanceof MalformedResponseError && e.message.includes(`is ${value}, not a ${datatype} value`),
+        `${datatype} ${value}`,
+      );
+    }
+  });
+});
+
 describe("malformed answers are clear errors", () => {
   const header = {
     model_name: "m",

@@ -3,6 +3,8 @@
  * `Inference-Header-Content-Length`, or the whole body without that header), then the binary outputs'
  * bytes in the order their outputs appear, each `binary_data_size` long. Binary outputs are handed over
  * as views of the body (no copy). The JSON is checked by hand, not with zod: this is the hot path.
+ * INT64 and UINT64 `data` is read from its digits (json-data-spans.ts): JSON.parse would round every value
+ * past 2^53.
  */
 import { type Datatype, isDatatype } from "@tbench/proto";
 import { MalformedResponseError } from "../errors.js";
@@ -13,6 +15,7 @@ import {
   type OutputTensor,
 } from "../infer-result.js";
 import type { ParameterValue } from "../tensor-types.js";
+import { findDataSpans, forEachScalar, type TextSpan } from "./json-data-spans.js";
 
 type Json = Record<string, unknown>;
 
@@ -37,6 +40,23 @@ function datatypeOf(v: unknown, name: string): Datatype {
   if (v === "STRING") return "BYTES"; // the classification doc's spelling of BYTES
   if (!isDatatype(v)) throw malformed(`output '${name}' has unknown datatype ${JSON.stringify(v)}`);
   return v;
+}
+
+/** A JSON number written as an integer, which BigInt reads exactly. */
+const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The elements of a 64-bit output's `data` from the text (row-major): bigints for integer literals, the
+ * parsed value for anything else (which the output then refuses as not an INT64/UINT64 value).
+ */
+function exactElements(text: string, span: TextSpan, parsed: readonly unknown[]): unknown[] {
+  const flat = parsed.flat(Number.POSITIVE_INFINITY) as unknown[];
+  const out: unknown[] = [];
+  forEachScalar(text, span, (token) => {
+    const literal = text.slice(token.start, token.end);
+    out.push(INTEGER_LITERAL.test(literal) ? BigInt(literal) : flat[out.length]);
+  });
+  return out;
 }
 
 function shapeOf(v: unknown, name: string): number[] {
@@ -65,8 +85,9 @@ export function decodeInferResponse(
     }
   }
   let doc: unknown;
+  const text = body.toString("utf8", 0, jsonLength);
   try {
-    doc = JSON.parse(body.toString("utf8", 0, jsonLength));
+    doc = JSON.parse(text);
   } catch (error) {
     throw malformed("the JSON header does not parse", error);
   }
@@ -81,6 +102,7 @@ export function decodeInferResponse(
   if (!Array.isArray(rawOutputs)) throw malformed("outputs is missing or not an array");
   const outputs = new Array<OutputTensor>(rawOutputs.length);
   let offset = jsonLength;
+  let spans: (TextSpan | undefined)[] | undefined;
   for (let i = 0; i < rawOutputs.length; i++) {
     const o = rawOutputs[i];
     if (!isObject(o) || typeof o["name"] !== "string") throw malformed(`output ${i} has no name`);
@@ -101,9 +123,16 @@ export function decodeInferResponse(
       if (!Array.isArray(o["data"])) throw malformed(`output '${name}' data is not an array`);
       json = o["data"];
     }
+    const datatype = datatypeOf(o["datatype"], name);
+    if (json !== undefined && (datatype === "INT64" || datatype === "UINT64")) {
+      // Only a response with 64-bit JSON data pays for a walk over its text, once.
+      spans ??= findDataSpans(text, "outputs");
+      const span = spans[i];
+      if (span !== undefined) json = exactElements(text, span, json);
+    }
     outputs[i] = createOutputTensor({
       name,
-      datatype: datatypeOf(o["datatype"], name),
+      datatype,
       shape: shapeOf(o["shape"], name),
       parameters,
       raw,

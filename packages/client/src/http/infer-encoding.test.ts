@@ -155,6 +155,46 @@ describe("validation before anything is sent", () => {
     const numbers = { name: "x", datatype: "INT64", shape: [1], data: [1] } as unknown as InferInput;
     assert.throws(() => encodeInferRequest({ inputs: [numbers] }), /INT64 elements must be bigints/);
   });
+  test("an element its TypedArray would change is refused, never wrapped or truncated", () => {
+    const cases: [string, unknown[], RegExp][] = [
+      [
+        "INT64",
+        [2n ** 63n],
+        /input 'x': INT64 element 0 is 9223372036854775808, outside \[-9223372036854775808, 9223372036854775807\]/,
+      ],
+      ["UINT64", [0n, -1n], /input 'x': UINT64 element 1 is -1, outside \[0, 18446744073709551615\]/],
+      ["INT8", [300], /input 'x': INT8 element 0 is 300, not an integer in \[-128, 127\]/],
+      ["UINT8", [256], /input 'x': UINT8 element 0 is 256, not an integer in \[0, 255\]/],
+      ["INT32", [1.5], /input 'x': INT32 element 0 is 1.5, not an integer in/],
+      ["INT32", ["7"], /input 'x': INT32 elements must be numbers; element 0 is "7"/],
+    ];
+    for (const [datatype, data, message] of cases) {
+      for (const binaryInputs of [true, false]) {
+        const input = { name: "x", datatype, shape: [data.length], data } as unknown as InferInput;
+        assert.throws(
+          () => encodeInferRequest({ inputs: [input], binaryInputs }),
+          message,
+          `${datatype} ${data}`,
+        );
+      }
+    }
+    const nullFp32 = { name: "x", datatype: "FP32", shape: [1], data: [null] } as unknown as InferInput;
+    assert.throws(
+      () => encodeInferRequest({ inputs: [nullFp32] }),
+      /input 'x': FP32 elements must be numbers; element 0 is null/,
+    );
+    const edges = encodeInferRequest({
+      inputs: [
+        { name: "i", datatype: "INT64", shape: [2], data: [2n ** 63n - 1n, -(2n ** 63n)] },
+        { name: "u", datatype: "UINT64", shape: [1], data: [2n ** 64n - 1n] },
+      ],
+      binaryInputs: false,
+    });
+    assert.match(
+      edges.body.toString(),
+      /"data":\[9223372036854775807,-9223372036854775808\]\}.*"data":\[18446744073709551615\]/,
+    );
+  });
   test("BYTES that are not UTF-8 cannot travel as JSON", () => {
     assert.throws(
       () =>

@@ -9,6 +9,7 @@
  */
 import { type Datatype, datatypeInfo } from "@tbench/proto";
 import { InvalidArgumentError } from "../errors.js";
+import { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "../integer-ranges.js";
 import type { InferInput, InferRequest, Parameters } from "../tensor-types.js";
 
 /** An encoded request body. */
@@ -84,13 +85,49 @@ function fromArray(
     }
     return out;
   }
-  try {
-    return (Ctor as unknown as { from(a: readonly unknown[]): ArrayBufferView }).from(data);
-  } catch (error) {
-    const want = datatype === "INT64" || datatype === "UINT64" ? "bigint" : "number";
-    throw new InvalidArgumentError(`input '${name}': ${datatype} elements must be ${want}s`, {
-      cause: error,
-    });
+  checkElements(name, datatype, data);
+  return (Ctor as unknown as { from(a: readonly unknown[]): ArrayBufferView }).from(data);
+}
+
+function describe(value: unknown): string {
+  return typeof value === "bigint"
+    ? `${value}n`
+    : typeof value === "string"
+      ? JSON.stringify(value)
+      : String(value);
+}
+
+/**
+ * Refuses an element its TypedArray would change (wrap, truncate, or turn into 0 or NaN), so that the
+ * server receives exactly the values given, as bigints for INT64/UINT64 and numbers otherwise.
+ */
+function checkElements(name: string, datatype: Datatype, data: readonly unknown[]): void {
+  if (datatype === "INT64" || datatype === "UINT64") {
+    const [min, max] = WIDE_INTEGER_RANGES[datatype];
+    for (let i = 0; i < data.length; i++) {
+      const v = data[i];
+      if (typeof v !== "bigint") {
+        throw invalid(
+          `input '${name}': ${datatype} elements must be bigints; element ${i} is ${describe(v)}`,
+        );
+      }
+      if (v < min || v > max) {
+        throw invalid(`input '${name}': ${datatype} element ${i} is ${v}, outside [${min}, ${max}]`);
+      }
+    }
+    return;
+  }
+  const range = NARROW_INTEGER_RANGES[datatype];
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (typeof v !== "number") {
+      throw invalid(`input '${name}': ${datatype} elements must be numbers; element ${i} is ${describe(v)}`);
+    }
+    if (range !== undefined && !(Number.isInteger(v) && v >= range[0] && v <= range[1])) {
+      throw invalid(
+        `input '${name}': ${datatype} element ${i} is ${v}, not an integer in [${range[0]}, ${range[1]}]`,
+      );
+    }
   }
 }
 

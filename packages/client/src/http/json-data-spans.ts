@@ -1,0 +1,146 @@
+/**
+ * Where tensor `data` arrays sit in a KServe v2 JSON document, as text, so that 64-bit integers can be read
+ * from their digits: JSON.parse turns every number into a double, which holds integers exactly only up to
+ * 2^53 (Node 20 has no JSON.parse source-text access). The document is still parsed by JSON.parse (fast,
+ * and it validates the syntax); this walker only runs over a document that has INT64/UINT64 JSON data,
+ * and only skips over values, building none. The server keeps a twin of this file
+ * (packages/server/src/http/json-data-spans.ts): the two packages share nothing but @tbench/proto.
+ */
+
+/** A value's source text: `text.slice(start, end)`. */
+export interface TextSpan {
+  readonly start: number;
+  readonly end: number;
+}
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+function skipWhitespace(text: string, i: number): number {
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+    i++;
+  }
+  return i;
+}
+
+/** `i` is at an opening quote; returns the index after the closing one. */
+function skipString(text: string, i: number): number {
+  let from = i + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    let backslashes = 0;
+    for (let k = quote - 1; text.charCodeAt(k) === BACKSLASH; k--) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** `i` is at the first character of a value; returns the index after it. */
+export function skipValue(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) return skipString(text, i);
+  if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    let depth = 0;
+    let j = i;
+    while (j < text.length) {
+      const ch = text.charCodeAt(j);
+      if (ch === QUOTE) {
+        j = skipString(text, j);
+        continue;
+      }
+      if (ch === OPEN_ARRAY || ch === OPEN_OBJECT) depth++;
+      else if ((ch === CLOSE_ARRAY || ch === CLOSE_OBJECT) && --depth === 0) return j + 1;
+      j++;
+    }
+    return j;
+  }
+  let j = i;
+  while (j < text.length) {
+    const ch = text.charCodeAt(j);
+    if (ch === COMMA || ch === CLOSE_ARRAY || ch === CLOSE_OBJECT || ch <= 0x20) break;
+    j++;
+  }
+  return j;
+}
+
+/** Calls `visit` with each member's key and value span of the object at `i`. */
+function forEachMember(text: string, i: number, visit: (key: string, value: TextSpan) => void): void {
+  if (text.charCodeAt(i) !== OPEN_OBJECT) return;
+  i = skipWhitespace(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) === QUOTE) {
+    const keyEnd = skipString(text, i);
+    const raw = text.slice(i + 1, keyEnd - 1);
+    // JSON.parse reads escaped keys ("da\u0074a") as their characters; so does this.
+    const key = raw.includes("\\") ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+    i = skipWhitespace(text, keyEnd);
+    if (text.charCodeAt(i) !== COLON) return;
+    const start = skipWhitespace(text, i + 1);
+    const end = skipValue(text, start);
+    visit(key, { start, end });
+    i = skipWhitespace(text, end);
+    if (text.charCodeAt(i) !== COMMA) return;
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+/** Calls `visit` with the span of each element of the array at `i`. */
+function forEachElement(text: string, i: number, visit: (element: TextSpan) => void): void {
+  if (text.charCodeAt(i) !== OPEN_ARRAY) return;
+  i = skipWhitespace(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) !== CLOSE_ARRAY) {
+    const end = skipValue(text, i);
+    visit({ start: i, end });
+    i = skipWhitespace(text, end);
+    if (text.charCodeAt(i) !== COMMA) return;
+    i = skipWhitespace(text, i + 1);
+  }
+}
+
+/**
+ * For each element of the document's top-level array member `arrayKey` (`inputs` or `outputs`), the span of
+ * its `data` member, or undefined where it has none. A repeated key counts by its last occurrence, as in
+ * JSON.parse, so the spans belong to the values JSON.parse returned. `text` must be valid JSON.
+ */
+export function findDataSpans(text: string, arrayKey: string): (TextSpan | undefined)[] {
+  let array: TextSpan | undefined;
+  forEachMember(text, skipWhitespace(text, 0), (key, value) => {
+    if (key === arrayKey) array = value;
+  });
+  const spans: (TextSpan | undefined)[] = [];
+  if (array === undefined) return spans;
+  forEachElement(text, array.start, (element) => {
+    let data: TextSpan | undefined;
+    forEachMember(text, element.start, (key, value) => {
+      if (key === "data") data = value;
+    });
+    spans.push(data);
+  });
+  return spans;
+}
+
+/**
+ * Calls `visit` with the span of every scalar inside the value at `span`, nested arrays flattened in
+ * row-major (document) order, as JSON.parse's values flattened; an object counts as one scalar.
+ */
+export function forEachScalar(text: string, span: TextSpan, visit: (token: TextSpan) => void): void {
+  let i = span.start;
+  while (i < span.end) {
+    const c = text.charCodeAt(i);
+    if (c === OPEN_ARRAY || c === CLOSE_ARRAY || c === COMMA || c <= 0x20) {
+      i++;
+      continue;
+    }
+    const end = skipValue(text, i);
+    visit({ start: i, end });
+    i = end;
+  }
+}

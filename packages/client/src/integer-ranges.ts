@@ -1,0 +1,22 @@
+/**
+ * What each integer datatype can hold. A TypedArray stores an out-of-range value wrapped (Int8Array [300]
+ * holds 44, BigInt64Array [2n ** 63n] holds -2n ** 63n) and a fraction truncated; the client refuses such
+ * values instead, both in what it sends and in what it reads from a JSON response.
+ */
+import type { Datatype } from "@tbench/proto";
+
+/** Inclusive ranges of the integer types narrower than 64 bits. */
+export const NARROW_INTEGER_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
+  INT8: [-128, 127],
+  INT16: [-32768, 32767],
+  INT32: [-2147483648, 2147483647],
+  UINT8: [0, 255],
+  UINT16: [0, 65535],
+  UINT32: [0, 4294967295],
+};
+
+/** Inclusive ranges of INT64 and UINT64. */
+export const WIDE_INTEGER_RANGES = {
+  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
+  UINT64: [0n, 2n ** 64n - 1n],
+} as const satisfies Partial<Record<Datatype, readonly [bigint, bigint]>>;
