@@ -1,0 +1,152 @@
+/**
+ * tbench-server's gRPC front end: inference.GRPCInferenceService and grpc.health.v1.Health on
+ * @grpc/grpc-js, with the serializers protobufjs generated in @tbench/proto (no runtime .proto loading).
+ * Like http/, it only decodes and encodes; the InferenceCore does the rest. Message sizes are unlimited
+ * both ways (Triton sets INT32_MAX; grpc-js's 4 MiB default receive limit would refuse large tensors).
+ * close() stops accepting calls and resolves once in-flight unary calls and open streams are done;
+ * destroy() cancels everything now.
+ */
+import * as grpcJs from "@grpc/grpc-js";
+import { grpcInferenceServiceMethods, healthServiceMethods } from "@tbench/proto";
+import type { Logger } from "../core/logger.js";
+import type { InferenceCore } from "../core/types.js";
+import { API_HANDLERS, healthCheck } from "./api-handlers.js";
+import { grpcStatusOf } from "./grpc-status.js";
+import { type InferContext, runInfer, type StreamCall, serveStream } from "./infer-handlers.js";
+
+/** Options of createGrpcFrontEnd. */
+export interface GrpcFrontEndOptions {
+  readonly core: InferenceCore;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Default 127.0.0.1. */
+  readonly address?: string;
+  readonly logger: Logger;
+  /** Most elements one BYTES input may have (--max-bytes-tensor-elements). */
+  readonly maxBytesTensorElements: number;
+  /** Extra channel options for grpc-js's server (keepalive, ...). */
+  readonly channelOptions?: grpcJs.ChannelOptions;
+}
+
+/** A listening gRPC front end. */
+export interface GrpcFrontEnd {
+  /** host:port it listens on (the port actually bound). */
+  readonly address: string;
+  readonly port: number;
+  /** Stops accepting calls; resolves when in-flight calls and open streams have finished. Idempotent. */
+  close(): Promise<void>;
+  /** Cancels every call and closes every connection now. */
+  destroy(): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface GeneratedType<T> {
+  encode(message: T): { finish(): Uint8Array };
+  decode(bytes: Uint8Array): T;
+}
+
+interface MethodTable {
+  readonly path: string;
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+  readonly requestType: unknown;
+  readonly responseType: unknown;
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A grpc-js service definition from one of @tbench/proto's generated method tables. */
+function serviceDefinition(table: Readonly<Record<string, MethodTable>>): grpcJs.ServiceDefinition {
+  const definition: Record<string, grpcJs.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(table)) {
+    const requestType = method.requestType as GeneratedType<unknown>;
+    const responseType = method.responseType as GeneratedType<unknown>;
+    definition[name] = {
+      path: method.path,
+      requestStream: method.requestStream,
+      responseStream: method.responseStream,
+      requestSerialize: (value) => toBuffer(requestType.encode(value).finish()),
+      requestDeserialize: (bytes) => requestType.decode(bytes),
+      responseSerialize: (value) => toBuffer(responseType.encode(value).finish()),
+      responseDeserialize: (bytes) => responseType.decode(bytes),
+      originalName: name,
+    };
+  }
+  return definition as grpcJs.ServiceDefinition;
+}
+
+type UnaryCall = grpcJs.ServerUnaryCall<unknown, unknown>;
+type Callback = grpcJs.sendUnaryData<unknown>;
+
+/** Starts the gRPC front end on `address:port`; resolves once it listens. */
+export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<GrpcFrontEnd> {
+  const { core, logger } = options;
+  const server = new grpcJs.Server({
+    "grpc.max_receive_message_length": -1,
+    "grpc.max_send_message_length": -1,
+    ...options.channelOptions,
+  });
+  const context: InferContext = { core, maxBytesTensorElements: options.maxBytesTensorElements };
+  const inFlight = new Set<AbortController>();
+
+  /** Wraps a handler that returns the response (or throws) into a grpc-js unary handler. */
+  const unary =
+    (serve: (request: unknown, signal: AbortSignal) => unknown) =>
+    (call: UnaryCall, callback: Callback): void => {
+      const controller = new AbortController();
+      inFlight.add(controller);
+      call.on("cancelled", () => controller.abort(new Error("client cancelled the call")));
+      Promise.resolve()
+        .then(() => serve(call.request, controller.signal))
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => {
+            const status = grpcStatusOf(error);
+            callback({ code: status.code, details: status.details, name: "", message: status.details });
+          },
+        )
+        .finally(() => inFlight.delete(controller));
+    };
+
+  const implementation: grpcJs.UntypedServiceImplementation = {};
+  for (const [name, handler] of Object.entries(API_HANDLERS)) {
+    implementation[name] = unary((request) =>
+      (handler as (c: InferenceCore, r: unknown) => unknown)(core, request),
+    );
+  }
+  implementation["ModelInfer"] = unary((request, signal) =>
+    runInfer(context, request as Parameters<typeof runInfer>[1], signal),
+  );
+  // destroy() cancels open streams through grpc-js (forceShutdown), which aborts what they have queued.
+  implementation["ModelStreamInfer"] = (call: grpcJs.ServerDuplexStream<unknown, unknown>) => {
+    void serveStream(context, call as unknown as StreamCall);
+  };
+  server.addService(serviceDefinition(grpcInferenceServiceMethods), implementation);
+  server.addService(serviceDefinition({ Check: healthServiceMethods.Check }), {
+    Check: unary(() => healthCheck(core)),
+  });
+
+  const host = options.address ?? "127.0.0.1";
+  const target = host.includes(":") ? `[${host}]:${options.port}` : `${host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(target, grpcJs.ServerCredentials.createInsecure(), (error, bound) => {
+      if (error) reject(error);
+      else resolve(bound);
+    });
+  });
+  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  logger.info(`Started GRPCInferenceService at ${address}`);
+
+  let closed: Promise<void> | undefined;
+  const destroy = (): void => {
+    for (const controller of inFlight) controller.abort(new Error("server destroyed"));
+    server.forceShutdown();
+  };
+  const close = (): Promise<void> => {
+    closed ??= new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    return closed;
+  };
+  return { address, port, close, destroy, [Symbol.asyncDispose]: close };
+}
