@@ -2,11 +2,26 @@
 // starts tbench-server (child process) with `heavy` (dynamic batching) and `heavy_nobatch` (same model,
 // no batching), sweeps both with tbench at concurrency 1, 2, 4, 8, 16, 32, and prints both sweep tables
 // and the throughput / p99 ratio (batching on / off) per level.
+//
+// npm run demo -- --gpu[=auto|webgpu|cuda]: the same sweep of `heavy_gpu` (one KIND_GPU instance) against
+// `heavy` (one CPU instance), both batching, on the tbench-server command with --gpu-execution-provider
+// (default auto); its log lines saying where heavy_gpu's instance runs, or why it fell back to CPU, are shown.
 import { execSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const run = (command) => execSync(command, { cwd: root, stdio: "inherit" });
+const gpuFlag = process.argv.slice(2).find((arg) => arg === "--gpu" || arg.startsWith("--gpu="));
+const gpuProvider = gpuFlag === undefined ? undefined : (gpuFlag.split("=")[1] ?? "auto");
+if (gpuProvider !== undefined && !["auto", "webgpu", "cuda"].includes(gpuProvider)) {
+  console.error(`demo: --gpu takes auto, webgpu or cuda, not '${gpuProvider}'`);
+  process.exit(2);
+}
+/** The two models compared: `before` is the baseline, `after` the one the ratio is about. */
+const pair =
+  gpuProvider === undefined
+    ? { before: "heavy_nobatch", after: "heavy", beforeLabel: "off", afterLabel: "on" }
+    : { before: "heavy", after: "heavy_gpu", beforeLabel: "CPU", afterLabel: "GPU" };
 
 console.log("> npm run models && npx tsc -b");
 run("npm run models --silent");
@@ -16,20 +31,55 @@ const { default: Table } = await import("cli-table3");
 const { formatSweepTable, resolveBenchConfig, runBenchmark } = await import("tbench");
 
 const LEVELS = [1, 2, 4, 8, 16, 32];
-const server = spawn(process.execPath, ["packages/tbench/bench/serve-models.mjs", "heavy", "heavy_nobatch"], {
-  cwd: root,
-  stdio: ["ignore", "pipe", "inherit"],
-});
+
+/** The built-in server for the batching demo (quiet); the tbench-server command for --gpu (its log shown). */
+function startDemoServer() {
+  if (gpuProvider === undefined) {
+    return spawn(process.execPath, ["packages/tbench/bench/serve-models.mjs", pair.before, pair.after], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+  }
+  const args = ["--model-repository", "examples/models", "--model-control-mode", "explicit"];
+  args.push(
+    "--load-model",
+    pair.before,
+    "--load-model",
+    pair.after,
+    "--http-port",
+    "0",
+    "--metrics-port",
+    "0",
+  );
+  args.push("--gpu-execution-provider", gpuProvider);
+  console.log(`> tbench-server ${args.join(" ")}`);
+  return spawn(process.execPath, ["packages/server/bin/tbench-server.mjs", ...args], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+}
+
+const server = startDemoServer();
 const urls = await new Promise((resolve, reject) => {
   let text = "";
-  server.stdout.on("data", (chunk) => {
+  const stream = gpuProvider === undefined ? server.stdout : server.stderr;
+  stream.on("data", (chunk) => {
     text += chunk.toString();
-    const line = text.split("\n").find((l) => l.startsWith("{"));
-    if (line !== undefined) resolve(JSON.parse(line));
+    const lines = text.split("\n");
+    text = lines.pop() ?? "";
+    for (const line of lines) {
+      if (gpuProvider === undefined) {
+        if (line.startsWith("{")) resolve(JSON.parse(line));
+        continue;
+      }
+      // Where heavy_gpu runs, or why it fell back, and any error; Dawn's own warnings are left out.
+      if (/'heavy_gpu' version|^E /.test(line)) console.log(line);
+      const started = /Started HTTPService at (\S+)/.exec(line);
+      if (started) resolve({ httpUrl: `http://${started[1]}` });
+    }
   });
   server.on("exit", (code) => reject(new Error(`tbench-server exited with code ${code}`)));
 });
-
 const controller = new AbortController();
 process.on("SIGINT", () => controller.abort());
 const quiet = { write: () => true };
@@ -57,17 +107,17 @@ async function sweep(model) {
 }
 
 try {
-  const off = await sweep("heavy_nobatch");
-  const on = await sweep("heavy");
+  const off = await sweep(pair.before);
+  const on = await sweep(pair.after);
   const table = new Table({
     head: [
       "Concurrency",
-      "Infer/sec off",
-      "Infer/sec on",
-      "Throughput on/off",
-      "p99 off (us)",
-      "p99 on (us)",
-      "p99 on/off",
+      `Infer/sec ${pair.beforeLabel}`,
+      `Infer/sec ${pair.afterLabel}`,
+      `Throughput ${pair.afterLabel}/${pair.beforeLabel}`,
+      `p99 ${pair.beforeLabel} (us)`,
+      `p99 ${pair.afterLabel} (us)`,
+      `p99 ${pair.afterLabel}/${pair.beforeLabel}`,
     ],
     style: { head: [], border: [] },
   });
@@ -87,7 +137,11 @@ try {
       `${(p99b / p99a).toFixed(2)}x`,
     ]);
   }
-  console.log("\nDynamic batching on (heavy) vs off (heavy_nobatch):");
+  console.log(
+    gpuProvider === undefined
+      ? "\nDynamic batching on (heavy) vs off (heavy_nobatch):"
+      : "\nheavy_gpu (KIND_GPU) vs heavy (CPU), both with dynamic batching:",
+  );
   console.log(table.toString());
 } finally {
   server.kill("SIGTERM");
