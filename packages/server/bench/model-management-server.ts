@@ -29,7 +29,7 @@ const LOG_KEEP_CHARS = 64 * 1024;
 export function spawnTbenchServer(args: readonly string[]): Promise<ChildServer> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [SERVER_BIN, ...args, "--http-port", "0", "--allow-metrics", "false"],
+    [SERVER_BIN, ...args, "--http-port", "0", "--grpc-port", "0", "--allow-metrics", "false"],
     { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
   );
   let log = "";

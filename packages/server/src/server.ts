@@ -6,6 +6,7 @@
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
 import { createConsoleLogger } from "./core/logger.js";
 import type { InferenceCore } from "./core/types.js";
+import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
@@ -28,8 +29,13 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly httpAddress?: string;
   /** Default 8002; 0 picks a free port; false serves no metrics. */
   readonly metricsPort?: number | false;
-  /** Accepted for Triton compatibility; gRPC is not served yet. */
+  /**
+   * The gRPC front end's port (0 picks a free port); undefined or false serves no gRPC. The command line
+   * passes Triton's 8001 unless told otherwise.
+   */
   readonly grpcPort?: number | false;
+  /** Default: the HTTP address. */
+  readonly grpcAddress?: string;
   /** Largest request body in bytes, before and after decompression. Default 64 MiB. */
   readonly httpMaxInputSize?: number;
   /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
@@ -40,6 +46,8 @@ export interface ServerOptions extends InferenceCoreOptions {
 export interface RunningServer {
   /** `http://address:port` of the KServe v2 HTTP API. */
   readonly httpUrl: string;
+  /** `host:port` of the gRPC API, or undefined when gRPC is off. */
+  readonly grpcAddress: string | undefined;
   /** `http://address:port/metrics`, or undefined when metrics are off. */
   readonly metricsUrl: string | undefined;
   readonly core: InferenceCore;
@@ -54,6 +62,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const core = options.core ?? (await createInferenceCore({ ...options, logger }));
   let http: HttpFrontEnd | undefined;
   let metrics: MetricsServer | undefined;
+  let grpc: GrpcFrontEnd | undefined;
   try {
     http = await createHttpFrontEnd({
       core,
@@ -67,23 +76,32 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (metricsPort !== false)
       metrics = await createMetricsServer({ core, port: metricsPort, address, logger });
     if (options.grpcPort !== undefined && options.grpcPort !== false) {
-      logger.warn(`gRPC is not served yet: --grpc-port ${options.grpcPort} is ignored`);
+      grpc = await createGrpcFrontEnd({
+        core,
+        port: options.grpcPort,
+        address: options.grpcAddress ?? address,
+        logger,
+        maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+      });
     }
   } catch (error) {
     await http?.close();
+    await grpc?.close();
     await metrics?.close();
     await (core as { close?: () => Promise<void> }).close?.();
     throw error;
   }
   const httpFrontEnd = http;
+  const grpcFrontEnd = grpc;
   let closed: Promise<void> | undefined;
   return {
     httpUrl: httpFrontEnd.url,
+    grpcAddress: grpcFrontEnd?.address,
     metricsUrl: metrics?.url,
     core,
     close() {
       closed ??= (async () => {
-        await Promise.all([httpFrontEnd.close(), metrics?.close()]);
+        await Promise.all([httpFrontEnd.close(), grpcFrontEnd?.close(), metrics?.close()]);
         await (core as { close?: () => Promise<void> }).close?.();
       })();
       return closed;

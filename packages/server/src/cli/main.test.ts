@@ -94,11 +94,14 @@ test("the bundled repository with default flags: every model loads, ensemble_pip
     "0",
     "--metrics-port",
     "0",
+    "--grpc-port",
+    "0",
   ]);
   const exited = once(child, "exit");
   try {
     const url = await httpUrlOf(child, stderr);
     assert.equal((await fetch(`${url}/v2/health/ready`)).status, 200, stderr());
+    assert.match(stderr(), /Started GRPCInferenceService at 127\.0\.0\.1:\d+/);
     assert.doesNotMatch(stderr(), /^E /m, "no model failed to load");
     const image = Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i * 0.01));
     const res = await fetch(`${url}/v2/models/ensemble_pipeline/infer`, {

@@ -31,6 +31,8 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     "--http-port",
     "0",
     "--grpc-port=9001",
+    "--grpc-address",
+    "127.0.0.2",
     "--metrics-port",
     "9002",
     "--http-address",
@@ -58,6 +60,7 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     modelRepository: "/m",
     httpPort: 0,
     grpcPort: 9001,
+    grpcAddress: "127.0.0.2",
     metricsPort: false,
     httpAddress: "0.0.0.0",
     modelControlMode: "explicit",
@@ -71,6 +74,10 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     gpuExecutionProvider: "webgpu",
   });
   assert.equal(logVerbose, 1);
+});
+
+test("--allow-grpc false serves no gRPC", () => {
+  assert.equal(parse("--model-repository", "m", "--allow-grpc=false").options?.grpcPort, false);
 });
 
 test("bad command lines name the flag, the value and what is allowed", () => {

@@ -59,6 +59,7 @@ const argsSchema = z.object({
   modelRepository: z.string().min(1, "expected a directory"),
   httpPort: port,
   grpcPort: port,
+  grpcAddress: z.string().min(1, "expected an address").optional(),
   metricsPort: port,
   httpAddress: z.string().min(1, "expected an address"),
   modelControlMode: z.enum(["none", "poll", "explicit"], { error: "expected none, poll or explicit" }),
@@ -83,6 +84,7 @@ const argsSchema = z.object({
   }),
   allowHttp: flag,
   allowMetrics: flag,
+  allowGrpc: flag,
   gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
     error: "expected auto, webgpu or cuda",
   }),
@@ -92,6 +94,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   modelRepository: "--model-repository",
   httpPort: "--http-port",
   grpcPort: "--grpc-port",
+  grpcAddress: "--grpc-address",
   metricsPort: "--metrics-port",
   httpAddress: "--http-address",
   modelControlMode: "--model-control-mode",
@@ -105,6 +108,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   logVerbose: "--log-verbose",
   allowHttp: "--allow-http",
   allowMetrics: "--allow-metrics",
+  allowGrpc: "--allow-grpc",
   gpuExecutionProvider: "--gpu-execution-provider",
 };
 
@@ -114,7 +118,8 @@ function createProgram(): Command {
     .version("0.1.0")
     .requiredOption("--model-repository <dir>", "model repository directory")
     .option("--http-port <port>", "HTTP port (0: any free port)", String(DEFAULT_HTTP_PORT))
-    .option("--grpc-port <port>", "gRPC port (accepted; gRPC is not served yet)", String(DEFAULT_GRPC_PORT))
+    .option("--grpc-port <port>", "gRPC port (0: any free port)", String(DEFAULT_GRPC_PORT))
+    .option("--grpc-address <address>", "address the gRPC endpoint binds (default: --http-address)")
     .option(
       "--metrics-port <port>",
       "Prometheus metrics port (0: any free port)",
@@ -152,6 +157,7 @@ function createProgram(): Command {
     .addOption(new Option("--log-verbose [level]", "verbose logging level (0: off)").default("0"))
     .addOption(new Option("--allow-http [bool]", "serve the HTTP API").default("true"))
     .addOption(new Option("--allow-metrics [bool]", "serve Prometheus metrics").default("true"))
+    .addOption(new Option("--allow-grpc [bool]", "serve the gRPC API").default("true"))
     .option(
       "--gpu-execution-provider <provider>",
       "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
@@ -192,7 +198,8 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     options: Object.freeze({
       modelRepository: a.modelRepository,
       httpPort: a.httpPort,
-      grpcPort: a.grpcPort,
+      grpcPort: a.allowGrpc ? a.grpcPort : false,
+      ...(a.grpcAddress !== undefined ? { grpcAddress: a.grpcAddress } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,
       httpAddress: a.httpAddress,
       modelControlMode: a.modelControlMode,
