@@ -5,9 +5,9 @@
  * Why one thread: onnxruntime's WebGPU provider keeps one device context per process (context 0; another
  * context needs a WebGPU instance and device made by the caller, which Node cannot make), so every WebGPU
  * session shares one Dawn device and its command encoder. Two sessions run from two threads at once broke
- * that context here (segmentation faults in 5 of 6 tries, validation errors otherwise); one after another
- * they are fine. With every session in this thread and every operation awaited before the next starts,
- * no two operations can reach the device at once.
+ * that context here (a segmentation fault in each of 11 tries); one after another they are fine. With
+ * every session in this thread and every operation awaited before the next starts, no two operations can
+ * reach the device at once.
  */
 import { parentPort } from "node:worker_threads";
 import type * as ort from "onnxruntime-node";
