@@ -7,13 +7,14 @@
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
 import { isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
+import { logRequest } from "../scheduler/request-validation.js";
 import { badRequest, type HttpError } from "./http-error.js";
 import type { TensorContext } from "./json-tensor.js";
 
 function sizeMismatch(ctx: TensorContext, expected: number, given: number): HttpError {
   // The core's message (InferenceRequest::Normalize), LogRequest() prefix included.
   return badRequest(
-    `${ctx.logPrefix}input byte size mismatch for input '${ctx.input}' for model '${ctx.model}'. Expected ${expected}, got ${given}`,
+    `${logRequest(ctx.requestId === undefined ? {} : { id: ctx.requestId })}input byte size mismatch for input '${ctx.input}' for model '${ctx.model}'. Expected ${expected}, got ${given}`,
   );
 }
 

@@ -10,11 +10,10 @@
 import { type Datatype, datatypeInfo, isDatatype } from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
-import { logRequest } from "../scheduler/request-validation.js";
 import { decodeBinaryData } from "./binary-tensor.js";
 import { badRequest, HttpError } from "./http-error.js";
 import { findDataSpans, type TextSpan } from "./json-data-spans.js";
-import { dataNotArray, decodeJsonData, type TensorContext } from "./json-tensor.js";
+import { dataNotArray, decodeJsonData, type JsonDataSource, type TensorContext } from "./json-tensor.js";
 import {
   findMember,
   isObject,
@@ -240,9 +239,18 @@ interface InputContext {
   readonly body: Uint8Array;
   readonly cursor: Cursor;
   readonly options: DecodeInferOptions;
-  readonly logPrefix: string;
-  /** The source text of input `index`'s `data` (INT64/UINT64 are read from it). */
-  readonly dataSource: (index: number) => { text: string; span: TextSpan } | undefined;
+  readonly requestId: string | undefined;
+  /** The request's JSON text, and where each input's `data` sits in it once looked for. */
+  readonly text: string;
+  spans: (TextSpan | undefined)[] | undefined;
+}
+
+/** The source text of input `index`'s `data` (INT64/UINT64 are read from it). */
+function dataSourceOf(context: InputContext, index: number): JsonDataSource | undefined {
+  // Only a request with 64-bit JSON data pays for a walk over its text, once.
+  context.spans ??= findDataSpans(context.text, "inputs");
+  const span = context.spans[index];
+  return span === undefined ? undefined : { text: context.text, span };
 }
 
 function decodeInput(raw: unknown, index: number, context: InputContext): Tensor {
@@ -262,7 +270,7 @@ function decodeInput(raw: unknown, index: number, context: InputContext): Tensor
     // Before any per-element work: the worker makes one string per element (core/bytes-data.ts).
     throw badRequest(bytesTensorTooLarge(model, name, elementCount, options.maxBytesTensorElements));
   }
-  const ctx: TensorContext = { model, input: name, logPrefix: context.logPrefix };
+  const ctx: TensorContext = { model, input: name, requestId: context.requestId };
   let data: TensorData;
   if (binarySize !== undefined) {
     const available = body.byteLength - cursor.offset;
@@ -290,7 +298,7 @@ function decodeInput(raw: unknown, index: number, context: InputContext): Tensor
     if (!valid) throw badRequest(`invalid datatype for input ${name}`);
     const datatype: Datatype = datatypeRaw;
     const wide = datatype === "INT64" || datatype === "UINT64";
-    const source = wide ? context.dataSource(index) : undefined;
+    const source = wide ? dataSourceOf(context, index) : undefined;
     data = decodeJsonData(values, datatype, elementCount, ctx, options.maxInputSize, source);
   }
   return { name, datatype: datatypeRaw as Datatype, shape, data };
@@ -360,18 +368,13 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions
     findMember(header, "parameters"),
   );
   const inputsRaw = memberArray(header, "inputs", "Unable to parse 'inputs'");
-  let spans: (TextSpan | undefined)[] | undefined;
   const context: InputContext = {
     body,
     cursor: { offset: options.headerLength },
     options,
-    logPrefix: logRequest(id === undefined ? {} : { id }),
-    dataSource: (index) => {
-      // Only a request with INT64/UINT64 JSON data pays for a walk over its text, once.
-      spans ??= findDataSpans(text, "inputs");
-      const span = spans[index];
-      return span === undefined ? undefined : { text, span };
-    },
+    requestId: id,
+    text,
+    spans: undefined,
   };
   const inputs: Tensor[] = new Array(inputsRaw.length);
   for (let i = 0; i < inputsRaw.length; i++) inputs[i] = decodeInput(inputsRaw[i], i, context);

@@ -34,8 +34,8 @@ const DATA = "Unable to parse 'data'";
 export interface TensorContext {
   readonly model: string;
   readonly input: string;
-  /** Triton's `[request id: <id>] ` prefix (LogRequest), for the messages its core raises. */
-  readonly logPrefix: string;
+  /** The request's id, for Triton's `[request id: <id>] ` prefix (LogRequest) on the core's messages. */
+  readonly requestId: string | undefined;
 }
 
 /** Where the request's JSON text holds this input's `data` (needed for INT64 and UINT64). */
@@ -67,20 +67,21 @@ function shapeMismatch(tooMany: boolean): HttpError {
     : new HttpError(TRITON_JSON_STATUS, "Failed to parse 'data' field: shape does not match true shape");
 }
 
-function flatten(data: readonly unknown[], out: unknown[], depth: number, nesting: () => HttpError): void {
+function flatten(data: readonly unknown[], out: unknown[], depth: number, bytes: boolean): void {
   for (const item of data) {
-    // Triton refuses any value at depth 100 or more, the `data` array itself being depth 0.
-    if (depth >= MAX_DEPTH) throw nesting();
-    if (Array.isArray(item)) flatten(item, out, depth + 1, nesting);
+    // Triton refuses any value at depth 100 or more, the `data` array itself being depth 0; its BYTES
+    // sizing pass (JsonBytesArrayByteSize) says so without the "Unable to parse 'data'" prefix.
+    if (depth >= MAX_DEPTH) throw badRequest(bytes ? NESTING : `${DATA}: ${NESTING}`);
+    if (Array.isArray(item)) flatten(item, out, depth + 1, bytes);
     else out.push(item);
   }
 }
 
 /** The elements of `data` in row-major order; flat `data` (the usual form) is used as it is, not copied. */
-function flatElements(data: readonly unknown[], nesting: () => HttpError): readonly unknown[] {
+function flatElements(data: readonly unknown[], bytes: boolean): readonly unknown[] {
   if (!data.some(Array.isArray)) return data;
   const flat: unknown[] = [];
-  flatten(data, flat, 1, nesting);
+  flatten(data, flat, 1, bytes);
   return flat;
 }
 
@@ -103,7 +104,7 @@ export function checkJsonInputSize(
 }
 
 function decodeBytes(data: readonly unknown[], ctx: TensorContext, maxInputSize: number): TensorData {
-  const flat = flatElements(data, () => badRequest(NESTING));
+  const flat = flatElements(data, true);
   // Triton sizes the tensor first (each string's bytes plus its 4-byte length), refusing non-strings.
   let byteSize = 0;
   for (let i = 0; i < flat.length; i++) {
@@ -180,7 +181,7 @@ export function decodeJsonData(
       `receiving ${datatype} data via JSON is not supported. Please use the binary data format for input ${ctx.input}`,
     );
   }
-  const flat = flatElements(data, () => badRequest(`${DATA}: ${NESTING}`));
+  const flat = flatElements(data, false);
   const info = datatypeInfo(datatype) as DatatypeInfo;
   const out = new info.typedArray!(elementCount);
   const count = Math.min(flat.length, elementCount);
