@@ -209,7 +209,7 @@ function fromJson(
   }
   const out = new Ctor(size) as OutputTypedArray;
   const big = datatype === "INT64" || datatype === "UINT64";
-  const range = NARROW_INTEGER_RANGES[datatype];
+  const integer = NARROW_INTEGER_RANGES[datatype] !== undefined;
   for (let i = 0; i < size; i++) {
     const v = flat[i];
     if (big) {
@@ -223,11 +223,9 @@ function fromJson(
       (out as Uint8Array)[i] = v ? 1 : 0;
     } else {
       if (typeof v !== "number") throw badElement(name, datatype, i, v);
-      // An integer type stores what it can hold unchanged, or refuses (a TypedArray would wrap it).
-      if (range !== undefined && !(Number.isInteger(v) && v >= range[0] && v <= range[1])) {
-        throw badElement(name, datatype, i, v);
-      }
       (out as Float64Array)[i] = v;
+      // An integer type holds the value unchanged, or it is refused (the store wrapped or truncated it).
+      if (integer && (out as Float64Array)[i] !== v) throw badElement(name, datatype, i, v);
     }
   }
   return out;

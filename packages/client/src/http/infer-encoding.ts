@@ -85,9 +85,11 @@ function fromArray(
     }
     return out;
   }
-  checkElements(name, datatype, data);
-  return (Ctor as unknown as { from(a: readonly unknown[]): ArrayBufferView }).from(data);
+  return fromElements(name, datatype, Ctor as unknown as new (length: number) => NumericArray, data);
 }
+
+/** A TypedArray of any numeric datatype, indexed by number or bigint as its type says. */
+type NumericArray = { [index: number]: number | bigint; readonly length: number } & ArrayBufferView;
 
 function describe(value: unknown): string {
   return typeof value === "bigint"
@@ -98,37 +100,44 @@ function describe(value: unknown): string {
 }
 
 /**
- * Refuses an element its TypedArray would change (wrap, truncate, or turn into 0 or NaN), so that the
- * server receives exactly the values given, as bigints for INT64/UINT64 and numbers otherwise.
+ * The elements in a new TypedArray, refusing any its type would change (wrap, truncate, or turn into 0 or
+ * NaN), so that the server receives exactly the values given: bigints for INT64/UINT64, numbers otherwise.
  */
-function checkElements(name: string, datatype: Datatype, data: readonly unknown[]): void {
-  if (datatype === "INT64" || datatype === "UINT64") {
-    const [min, max] = WIDE_INTEGER_RANGES[datatype];
-    for (let i = 0; i < data.length; i++) {
-      const v = data[i];
-      if (typeof v !== "bigint") {
-        throw invalid(
-          `input '${name}': ${datatype} elements must be bigints; element ${i} is ${describe(v)}`,
-        );
-      }
-      if (v < min || v > max) {
-        throw invalid(`input '${name}': ${datatype} element ${i} is ${v}, outside [${min}, ${max}]`);
-      }
-    }
-    return;
-  }
-  const range = NARROW_INTEGER_RANGES[datatype];
+function fromElements(
+  name: string,
+  datatype: Datatype,
+  Ctor: new (length: number) => NumericArray,
+  data: readonly unknown[],
+): NumericArray {
+  const out = new Ctor(data.length);
+  const wide = datatype === "INT64" || datatype === "UINT64";
+  const integer = wide || NARROW_INTEGER_RANGES[datatype] !== undefined;
+  const kind = wide ? "bigint" : "number";
   for (let i = 0; i < data.length; i++) {
     const v = data[i];
-    if (typeof v !== "number") {
-      throw invalid(`input '${name}': ${datatype} elements must be numbers; element ${i} is ${describe(v)}`);
+    if (typeof v !== kind) {
+      throw invalid(`input '${name}': ${datatype} elements must be ${kind}s; element ${i} is ${describe(v)}`);
     }
-    if (range !== undefined && !(Number.isInteger(v) && v >= range[0] && v <= range[1])) {
-      throw invalid(
-        `input '${name}': ${datatype} element ${i} is ${v}, not an integer in [${range[0]}, ${range[1]}]`,
-      );
-    }
+    out[i] = v as number | bigint;
+    if (integer && out[i] !== v) throw outOfRange(name, datatype, i, v as number | bigint);
   }
+  return out;
+}
+
+function outOfRange(
+  name: string,
+  datatype: Datatype,
+  index: number,
+  value: number | bigint,
+): InvalidArgumentError {
+  if (datatype === "INT64" || datatype === "UINT64") {
+    const [min, max] = WIDE_INTEGER_RANGES[datatype];
+    return invalid(`input '${name}': ${datatype} element ${index} is ${value}, outside [${min}, ${max}]`);
+  }
+  const [min, max] = NARROW_INTEGER_RANGES[datatype]!;
+  return invalid(
+    `input '${name}': ${datatype} element ${index} is ${value}, not an integer in [${min}, ${max}]`,
+  );
 }
 
 function encodeBytesElements(name: string, data: readonly (string | Uint8Array)[]): Uint8Array {

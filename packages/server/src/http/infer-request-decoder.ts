@@ -15,12 +15,12 @@ import { badRequest, HttpError } from "./http-error.js";
 import { findDataSpans, type TextSpan } from "./json-data-spans.js";
 import { dataNotArray, decodeJsonData, type JsonDataSource, type TensorContext } from "./json-tensor.js";
 import {
+  expectArray,
+  expectString,
   findMember,
   isObject,
   isUnsignedInteger,
   type JsonObject,
-  memberArray,
-  memberString,
   NON_ARRAY,
   NON_BOOLEAN,
   NON_OBJECT_MEMBERS,
@@ -130,8 +130,8 @@ function parseRequestParameters(raw: unknown): {
   return { parameters, priority, timeoutUs, binaryOutput };
 }
 
-function parseShape(raw: unknown): number[] {
-  const shape = memberArray(raw, "shape", "Unable to parse 'shape'");
+function parseShape(value: unknown): number[] {
+  const shape = expectArray(value, "shape", "Unable to parse 'shape'");
   for (const d of shape) {
     if (!isUnsignedInteger(d)) throw tritonJsonError("Unable to parse 'shape'", NON_UNSIGNED);
   }
@@ -197,12 +197,8 @@ function elementCountOf(shape: readonly number[], input: string, datatype: strin
   return Number(big);
 }
 
-/** The binary, shared-memory or JSON origin of an input, after Triton's one-of check. */
-function contentKind(raw: unknown): { hasData: boolean; binary: boolean; sharedMemory: boolean } {
-  const hasData = findMember(raw, "data") !== undefined;
-  const params = findMember(raw, "parameters");
-  const binary = findMember(params, "binary_data_size") !== undefined;
-  const sharedMemory = findMember(params, "shared_memory_region") !== undefined;
+/** Triton's one-of check of an input's `data`, `binary_data_size` and `shared_memory_region`. */
+function checkContentKind(hasData: boolean, binary: boolean, sharedMemory: boolean): void {
   const set = Number(hasData) + Number(binary) + Number(sharedMemory);
   if (set !== 1) {
     let given = set === 0 ? " no field is set" : " set";
@@ -214,7 +210,6 @@ function contentKind(raw: unknown): { hasData: boolean; binary: boolean; sharedM
         `'shared_memory_region' in 'parameters'. But${given}`,
     );
   }
-  return { hasData, binary, sharedMemory };
 }
 
 /**
@@ -253,17 +248,33 @@ function dataSourceOf(context: InputContext, index: number): JsonDataSource | un
   return span === undefined ? undefined : { text: context.text, span };
 }
 
+const NO_MEMBERS: JsonObject = {};
+
 function decodeInput(raw: unknown, index: number, context: InputContext): Tensor {
   const { body, cursor, options } = context;
   const { model } = options;
-  const kind = contentKind(raw);
-  const name = memberString(raw, "name", "Unable to parse 'name'");
-  const datatypeRaw = memberString(raw, "datatype", "Unable to parse 'datatype'");
-  const shape = parseShape(raw);
-  const params = findMember(raw, "parameters");
+  // Members are loaded by literal name here (the hot path), each once.
+  const input = isObject(raw) ? raw : NO_MEMBERS;
+  const values = input["data"];
+  const params = input["parameters"];
+  const paramsObject = isObject(params) ? params : NO_MEMBERS;
+  const binarySizeRaw = paramsObject["binary_data_size"];
+  checkContentKind(
+    values !== undefined,
+    binarySizeRaw !== undefined,
+    paramsObject["shared_memory_region"] !== undefined,
+  );
+  const name = expectString(input["name"], "name", "Unable to parse 'name'");
+  const datatypeRaw = expectString(input["datatype"], "datatype", "Unable to parse 'datatype'");
+  const shape = parseShape(input["shape"]);
   let binarySize: number | undefined;
-  if (kind.binary) binarySize = unsignedMember(params as JsonObject, "binary_data_size");
-  else if (kind.sharedMemory) refuseSharedMemory(params);
+  if (binarySizeRaw !== undefined) {
+    if (!isUnsignedInteger(binarySizeRaw))
+      throw tritonJsonError("Unable to parse 'binary_data_size'", NON_UNSIGNED);
+    binarySize = binarySizeRaw;
+  } else if (values === undefined) {
+    refuseSharedMemory(params);
+  }
   const elementCount = elementCountOf(shape, name, datatypeRaw, binarySize === undefined);
   const valid = isDatatype(datatypeRaw);
   if (datatypeRaw === "BYTES" && elementCount > options.maxBytesTensorElements) {
@@ -292,7 +303,6 @@ function decodeInput(raw: unknown, index: number, context: InputContext): Tensor
     if (!valid) throw invalidDatatype(datatypeRaw, name, model);
     data = emptyData(datatypeRaw);
   } else {
-    const values = (raw as JsonObject)["data"];
     if (!Array.isArray(values)) throw dataNotArray();
     // Triton's ReadDataFromJson words it so (its byte size, 0, passes the size limit first).
     if (!valid) throw badRequest(`invalid datatype for input ${name}`);
@@ -326,30 +336,34 @@ function decodeOutputs(raw: unknown): {
   const requested: RequestedOutput[] = [];
   const encodings = new Map<string, OutputEncoding>();
   for (const item of raw) {
-    const params = findMember(item, "parameters");
-    const sharedMemory = findMember(params, "shared_memory_region") !== undefined;
+    const output = isObject(item) ? item : NO_MEMBERS;
+    const params = output["parameters"];
+    const paramsObject = isObject(params) ? params : NO_MEMBERS;
+    const classificationRaw = paramsObject["classification"];
+    const binaryRaw = paramsObject["binary_data"];
+    const sharedMemory = paramsObject["shared_memory_region"] !== undefined;
     if (sharedMemory) {
       // Triton's ValidateOutputParameter, before the name.
-      if (findMember(params, "classification") !== undefined) {
+      if (classificationRaw !== undefined) {
         throw badRequest("Output can't set both 'shared_memory_region' and 'classification'");
       }
-      if (findMember(params, "binary_data") !== undefined) {
-        if (booleanMember(params as JsonObject, "binary_data", "Unable to set 'binary_data'")) {
+      if (binaryRaw !== undefined) {
+        if (booleanMember(paramsObject, "binary_data", "Unable to set 'binary_data'")) {
           throw badRequest("Output can't set both 'shared_memory_region' and 'binary_data'");
         }
       }
     }
-    const name = memberString(item, "name", "Unable to parse 'name'");
+    const name = expectString(output["name"], "name", "Unable to parse 'name'");
     let classification = 0;
-    if (findMember(params, "classification") !== undefined) {
-      const c = (params as JsonObject)["classification"];
-      if (!isUnsignedInteger(c)) throw tritonJsonError("Unable to set 'classification'", NON_UNSIGNED);
-      classification = c;
+    if (classificationRaw !== undefined) {
+      if (!isUnsignedInteger(classificationRaw)) {
+        throw tritonJsonError("Unable to set 'classification'", NON_UNSIGNED);
+      }
+      classification = classificationRaw;
     }
     if (sharedMemory) refuseSharedMemory(params);
     let binary = false;
-    if (findMember(params, "binary_data") !== undefined)
-      binary = booleanMember(params as JsonObject, "binary_data");
+    if (binaryRaw !== undefined) binary = booleanMember(paramsObject, "binary_data");
     // The core computes classifications (it holds the label files); the front end only encodes the BYTES result.
     requested.push(classification > 0 ? { name, classification } : { name });
     encodings.set(name, { binary, classification });
@@ -360,14 +374,12 @@ function decodeOutputs(raw: unknown): {
 /** Decodes `body` (already decompressed) into a core request and the response encoding plan. */
 export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions): DecodedInferRequest {
   const { header, text } = parseJsonHeader(body, options.headerLength);
-  const idRaw = findMember(header, "id");
+  const idRaw = header["id"];
   if (idRaw !== undefined && typeof idRaw !== "string")
     throw tritonJsonError("Unable to parse 'id'", NON_STRING);
   const id = idRaw as string | undefined;
-  const { parameters, priority, timeoutUs, binaryOutput } = parseRequestParameters(
-    findMember(header, "parameters"),
-  );
-  const inputsRaw = memberArray(header, "inputs", "Unable to parse 'inputs'");
+  const { parameters, priority, timeoutUs, binaryOutput } = parseRequestParameters(header["parameters"]);
+  const inputsRaw = expectArray(header["inputs"], "inputs", "Unable to parse 'inputs'");
   const context: InputContext = {
     body,
     cursor: { offset: options.headerLength },
@@ -381,7 +393,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions
   if (context.cursor.offset !== body.byteLength) {
     throw badRequest(`unexpected additional input data for model '${options.model}'`);
   }
-  const { requested, encodings } = decodeOutputs(findMember(header, "outputs"));
+  const { requested, encodings } = decodeOutputs(header["outputs"]);
   const request: InferenceRequest = {
     model: options.model,
     inputs,

@@ -151,8 +151,11 @@ function narrowIntegerError(
   range: readonly [number, number],
 ): HttpError {
   const unsigned = range[0] === 0;
-  // Past 64 bits (or negative for unsigned types) Triton refuses it too, with TritonJson's words.
-  if (unsigned ? value < 0 || value >= 2 ** 64 : value < -(2 ** 63) || value >= 2 ** 63) {
+  // Not an integer, past 64 bits, or negative for an unsigned type: Triton refuses it too, in TritonJson's words.
+  if (
+    !Number.isInteger(value) ||
+    (unsigned ? value < 0 || value >= 2 ** 64 : value < -(2 ** 63) || value >= 2 ** 63)
+  ) {
     return tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
   }
   return badRequest(
@@ -202,14 +205,13 @@ export function decodeJsonData(
     }
   } else {
     const range = INTEGER_RANGES[datatype]!;
-    const [min, max] = range;
+    const typed = out as Int32Array;
     for (let i = 0; i < count; i++) {
       const value = flat[i];
-      if (typeof value !== "number" || !Number.isInteger(value)) {
-        throw tritonJsonError(DATA, min === 0 ? NON_UNSIGNED : NON_SIGNED);
-      }
-      if (value < min || value > max) throw narrowIntegerError(ctx, datatype, i, value, range);
-      (out as Int32Array)[i] = value;
+      if (typeof value !== "number") throw tritonJsonError(DATA, range[0] === 0 ? NON_UNSIGNED : NON_SIGNED);
+      typed[i] = value;
+      // The store changed it: a fraction, or out of the type's range (one compare on the hot path).
+      if (typed[i] !== value) throw narrowIntegerError(ctx, datatype, i, value, range);
     }
   }
   if (flat.length !== elementCount) throw shapeMismatch(flat.length > elementCount);

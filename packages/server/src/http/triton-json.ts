@@ -52,16 +52,17 @@ export function isUnsignedInteger(value: unknown): value is number {
  * hot path, where Object.hasOwn would cost).
  */
 
-/** TritonJson MemberAsString: the member as a string, or Triton's failure prefixed with `what`. */
-export function memberString(object: unknown, name: string, what: string): string {
-  const value = isObject(object) ? object[name] : undefined;
+/**
+ * TritonJson MemberAsString on member `name`, given its value (undefined when absent): the string, or
+ * Triton's failure prefixed with `what`.
+ */
+export function expectString(value: unknown, name: string, what: string): string {
   if (typeof value === "string") return value;
   throw tritonJsonError(what, value === undefined ? missingMember(name) : NON_STRING);
 }
 
-/** TritonJson MemberAsArray: the member as an array, or Triton's failure prefixed with `what`. */
-export function memberArray(object: unknown, name: string, what: string): unknown[] {
-  const value = isObject(object) ? object[name] : undefined;
+/** TritonJson MemberAsArray on member `name`, given its value: the array, or Triton's failure. */
+export function expectArray(value: unknown, name: string, what: string): unknown[] {
   if (Array.isArray(value)) return value;
   throw tritonJsonError(what, value === undefined ? missingMember(name) : NON_ARRAY);
 }
