@@ -15,7 +15,7 @@ import {
   type OutputTensor,
 } from "../infer-result.js";
 import type { ParameterValue } from "../tensor-types.js";
-import { findDataSpans, forEachScalar, type TextSpan } from "./json-data-spans.js";
+import { findDataSpans, skipValue, type TextSpan } from "./json-data-spans.js";
 
 type Json = Record<string, unknown>;
 
@@ -52,10 +52,18 @@ const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
 function exactElements(text: string, span: TextSpan, parsed: readonly unknown[]): unknown[] {
   const flat = parsed.flat(Number.POSITIVE_INFINITY) as unknown[];
   const out: unknown[] = [];
-  forEachScalar(text, span, (token) => {
-    const literal = text.slice(token.start, token.end);
+  let p = span.start;
+  while (p < span.end) {
+    const c = text.charCodeAt(p);
+    if (c === 0x5b || c === 0x5d || c === 0x2c || c <= 0x20) {
+      p++; // [ ] , and whitespace between elements
+      continue;
+    }
+    const end = skipValue(text, p);
+    const literal = text.slice(p, end);
     out.push(INTEGER_LITERAL.test(literal) ? BigInt(literal) : flat[out.length]);
-  });
+    p = end;
+  }
   return out;
 }
 

@@ -44,24 +44,26 @@ function skipString(text: string, i: number): number {
   }
 }
 
+/** The characters a compound value's end depends on: quotes and brackets. */
+const STRUCTURAL = /["[\]{}]/g;
+
 /** `i` is at the first character of a value; returns the index after it. */
 export function skipValue(text: string, i: number): number {
   const c = text.charCodeAt(i);
   if (c === QUOTE) return skipString(text, i);
   if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    // Jumps from one structural character to the next (the regex engine skips the numbers between).
     let depth = 0;
-    let j = i;
-    while (j < text.length) {
-      const ch = text.charCodeAt(j);
-      if (ch === QUOTE) {
-        j = skipString(text, j);
-        continue;
-      }
-      if (ch === OPEN_ARRAY || ch === OPEN_OBJECT) depth++;
-      else if ((ch === CLOSE_ARRAY || ch === CLOSE_OBJECT) && --depth === 0) return j + 1;
-      j++;
+    STRUCTURAL.lastIndex = i;
+    for (;;) {
+      const match = STRUCTURAL.exec(text);
+      if (match === null) return text.length;
+      const at = match.index;
+      const ch = text.charCodeAt(at);
+      if (ch === QUOTE) STRUCTURAL.lastIndex = skipString(text, at);
+      else if (ch === OPEN_ARRAY || ch === OPEN_OBJECT) depth++;
+      else if (--depth === 0) return at + 1;
     }
-    return j;
   }
   let j = i;
   while (j < text.length) {
@@ -72,9 +74,12 @@ export function skipValue(text: string, i: number): number {
   return j;
 }
 
-/** Calls `visit` with each member's key and value span of the object at `i`. */
-function forEachMember(text: string, i: number, visit: (key: string, value: TextSpan) => void): void {
-  if (text.charCodeAt(i) !== OPEN_OBJECT) return;
+/**
+ * Walks the members of the object at `i`, calling `visit` with each key and the index of its value;
+ * `visit` returns the index after the value (it may walk into it). Returns the index after the object.
+ */
+function walkMembers(text: string, i: number, visit: (key: string, value: number) => number): number {
+  if (text.charCodeAt(i) !== OPEN_OBJECT) return skipValue(text, i);
   i = skipWhitespace(text, i + 1);
   while (i < text.length && text.charCodeAt(i) === QUOTE) {
     const keyEnd = skipString(text, i);
@@ -82,65 +87,48 @@ function forEachMember(text: string, i: number, visit: (key: string, value: Text
     // JSON.parse reads escaped keys ("da\u0074a") as their characters; so does this.
     const key = raw.includes("\\") ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
     i = skipWhitespace(text, keyEnd);
-    if (text.charCodeAt(i) !== COLON) return;
-    const start = skipWhitespace(text, i + 1);
-    const end = skipValue(text, start);
-    visit(key, { start, end });
-    i = skipWhitespace(text, end);
-    if (text.charCodeAt(i) !== COMMA) return;
+    if (text.charCodeAt(i) !== COLON) return i;
+    i = skipWhitespace(text, visit(key, skipWhitespace(text, i + 1)));
+    if (text.charCodeAt(i) !== COMMA) return i + 1;
     i = skipWhitespace(text, i + 1);
   }
+  return i + 1;
 }
 
-/** Calls `visit` with the span of each element of the array at `i`. */
-function forEachElement(text: string, i: number, visit: (element: TextSpan) => void): void {
-  if (text.charCodeAt(i) !== OPEN_ARRAY) return;
+/** Walks the elements of the array at `i`, as walkMembers does the members of an object. */
+function walkElements(text: string, i: number, visit: (index: number, value: number) => number): number {
+  if (text.charCodeAt(i) !== OPEN_ARRAY) return skipValue(text, i);
   i = skipWhitespace(text, i + 1);
+  let index = 0;
   while (i < text.length && text.charCodeAt(i) !== CLOSE_ARRAY) {
-    const end = skipValue(text, i);
-    visit({ start: i, end });
-    i = skipWhitespace(text, end);
-    if (text.charCodeAt(i) !== COMMA) return;
+    i = skipWhitespace(text, visit(index++, i));
+    if (text.charCodeAt(i) !== COMMA) return i + 1;
     i = skipWhitespace(text, i + 1);
   }
+  return i + 1;
 }
 
 /**
  * For each element of the document's top-level array member `arrayKey` (`inputs` or `outputs`), the span of
  * its `data` member, or undefined where it has none. A repeated key counts by its last occurrence, as in
- * JSON.parse, so the spans belong to the values JSON.parse returned. `text` must be valid JSON.
+ * JSON.parse, so the spans belong to the values JSON.parse returned. `text` must be valid JSON. One pass:
+ * each character is looked at once.
  */
 export function findDataSpans(text: string, arrayKey: string): (TextSpan | undefined)[] {
-  let array: TextSpan | undefined;
-  forEachMember(text, skipWhitespace(text, 0), (key, value) => {
-    if (key === arrayKey) array = value;
-  });
-  const spans: (TextSpan | undefined)[] = [];
-  if (array === undefined) return spans;
-  forEachElement(text, array.start, (element) => {
-    let data: TextSpan | undefined;
-    forEachMember(text, element.start, (key, value) => {
-      if (key === "data") data = value;
+  let spans: (TextSpan | undefined)[] = [];
+  walkMembers(text, skipWhitespace(text, 0), (key, value) => {
+    if (key !== arrayKey) return skipValue(text, value);
+    const found: (TextSpan | undefined)[] = [];
+    const end = walkElements(text, value, (index, element) => {
+      found[index] = undefined;
+      return walkMembers(text, element, (member, start) => {
+        const memberEnd = skipValue(text, start);
+        if (member === "data") found[index] = { start, end: memberEnd };
+        return memberEnd;
+      });
     });
-    spans.push(data);
+    spans = found;
+    return end;
   });
   return spans;
-}
-
-/**
- * Calls `visit` with the span of every scalar inside the value at `span`, nested arrays flattened in
- * row-major (document) order, as JSON.parse's values flattened; an object counts as one scalar.
- */
-export function forEachScalar(text: string, span: TextSpan, visit: (token: TextSpan) => void): void {
-  let i = span.start;
-  while (i < span.end) {
-    const c = text.charCodeAt(i);
-    if (c === OPEN_ARRAY || c === CLOSE_ARRAY || c === COMMA || c <= 0x20) {
-      i++;
-      continue;
-    }
-    const end = skipValue(text, i);
-    visit({ start: i, end });
-    i = end;
-  }
 }

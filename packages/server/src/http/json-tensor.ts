@@ -13,7 +13,7 @@ import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
 import { bytesDataFromStrings, bytesDataToStrings, isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
 import { badRequest, HttpError } from "./http-error.js";
-import { forEachScalar, type TextSpan } from "./json-data-spans.js";
+import { skipValue, type TextSpan } from "./json-data-spans.js";
 import {
   NON_ARRAY,
   NON_BOOLEAN,
@@ -57,8 +57,6 @@ const INTEGER_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
-/** A JSON number written as an integer: what rapidjson stores as Int64/Uint64 (fractions and exponents are doubles). */
-const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
 
 function shapeMismatch(tooMany: boolean): HttpError {
   // Triton's two INTERNAL messages: one while walking past the count, one after falling short of it.
@@ -117,28 +115,46 @@ function decodeBytes(data: readonly unknown[], ctx: TensorContext, maxInputSize:
   return bytesDataFromStrings(flat as string[]);
 }
 
-/** A 64-bit integer element from its source text, or Triton's refusal. */
-function exactInteger(token: string, unsigned: boolean): bigint {
-  if (INTEGER_LITERAL.test(token)) {
-    const value = BigInt(token);
-    if (unsigned ? value >= 0n && value <= UINT64_MAX : value >= INT64_MIN && value <= INT64_MAX)
-      return value;
-  }
-  throw tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
-}
-
+/**
+ * Reads the 64-bit integer elements of `source` (the `data` array's text, flattened in document order)
+ * into `out`, refusing what Triton refuses: anything but an integer literal (rapidjson keeps fractions and
+ * exponents as doubles, and strings are not numbers) and values past the type. A literal of at most 15
+ * digits is exact as JSON.parse's double already, so only longer ones are read from their text.
+ */
 function decode64(
   flat: readonly unknown[],
   out: BigInt64Array | BigUint64Array,
   unsigned: boolean,
   source: JsonDataSource,
 ): void {
-  const { text } = source;
+  const { text, span } = source;
+  const min = unsigned ? 0n : INT64_MIN;
+  const max = unsigned ? UINT64_MAX : INT64_MAX;
   let i = 0;
-  forEachScalar(text, source.span, (token) => {
-    if (i < out.length) out[i] = exactInteger(text.slice(token.start, token.end), unsigned);
+  let p = span.start;
+  while (p < span.end) {
+    const c = text.charCodeAt(p);
+    if (c === 0x5b || c === 0x5d || c === 0x2c || c <= 0x20) {
+      p++; // [ ] , and whitespace between elements
+      continue;
+    }
+    const end = skipValue(text, p);
+    if (i < out.length) {
+      const digitsStart = c === 0x2d ? p + 1 : p; // '-'
+      const digits = end - digitsStart;
+      let literal = digits > 0 && (digits === 1 || text.charCodeAt(digitsStart) !== 0x30);
+      for (let k = digitsStart; literal && k < end; k++) {
+        const d = text.charCodeAt(k);
+        literal = d >= 0x30 && d <= 0x39;
+      }
+      if (!literal) throw tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
+      const value = digits <= 15 ? BigInt(flat[i] as number) : BigInt(text.slice(p, end));
+      if (value < min || value > max) throw tritonJsonError(DATA, unsigned ? NON_UNSIGNED : NON_SIGNED);
+      out[i] = value;
+    }
     i++;
-  });
+    p = end;
+  }
   // The text and JSON.parse's value are the same document: their counts agree.
   if (i !== flat.length) throw new Error(`JSON data text holds ${i} elements, its value ${flat.length}`);
 }
