@@ -110,16 +110,28 @@ function fromElements(
   data: readonly unknown[],
 ): NumericArray {
   const out = new Ctor(data.length);
-  const wide = datatype === "INT64" || datatype === "UINT64";
-  const integer = wide || NARROW_INTEGER_RANGES[datatype] !== undefined;
-  const kind = wide ? "bigint" : "number";
+  // Separate loops, each comparing typeof with a literal (which the JIT turns into a type check).
+  if (datatype === "INT64" || datatype === "UINT64") {
+    for (let i = 0; i < data.length; i++) {
+      const v = data[i];
+      if (typeof v !== "bigint") {
+        throw invalid(
+          `input '${name}': ${datatype} elements must be bigints; element ${i} is ${describe(v)}`,
+        );
+      }
+      out[i] = v;
+      if (out[i] !== v) throw outOfRange(name, datatype, i, v);
+    }
+    return out;
+  }
+  const integer = NARROW_INTEGER_RANGES[datatype] !== undefined;
   for (let i = 0; i < data.length; i++) {
     const v = data[i];
-    if (typeof v !== kind) {
-      throw invalid(`input '${name}': ${datatype} elements must be ${kind}s; element ${i} is ${describe(v)}`);
+    if (typeof v !== "number") {
+      throw invalid(`input '${name}': ${datatype} elements must be numbers; element ${i} is ${describe(v)}`);
     }
-    out[i] = v as number | bigint;
-    if (integer && out[i] !== v) throw outOfRange(name, datatype, i, v as number | bigint);
+    out[i] = v;
+    if (integer && out[i] !== v) throw outOfRange(name, datatype, i, v);
   }
   return out;
 }
