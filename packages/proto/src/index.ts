@@ -29,6 +29,7 @@ export {
   float32ToFloat16Bits,
 } from "./float16.js";
 export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
+export { findDataSpans, skipValue, type TextSpan } from "./json-data-spans.js";
 export type {
   BatchInput,
   BatchInput_Kind,

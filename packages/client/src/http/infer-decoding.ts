@@ -6,7 +6,7 @@
  * INT64 and UINT64 `data` is read from its digits (json-data-spans.ts): JSON.parse would round every value
  * past 2^53.
  */
-import { type Datatype, isDatatype } from "@tbench/proto";
+import { type Datatype, findDataSpans, isDatatype, skipValue, type TextSpan } from "@tbench/proto";
 import { MalformedResponseError } from "../errors.js";
 import {
   createInferResult,
@@ -15,7 +15,6 @@ import {
   type OutputTensor,
 } from "../infer-result.js";
 import type { ParameterValue } from "../tensor-types.js";
-import { findDataSpans, skipValue, type TextSpan } from "./json-data-spans.js";
 
 type Json = Record<string, unknown>;
 

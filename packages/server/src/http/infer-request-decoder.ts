@@ -7,12 +7,11 @@
  * schema library because this is the hot path; everything past the structure (names, datatypes, shapes
  * against the model) is the core's.
  */
-import { type Datatype, datatypeInfo, isDatatype } from "@tbench/proto";
+import { type Datatype, datatypeInfo, findDataSpans, isDatatype, type TextSpan } from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { decodeBinaryData } from "./binary-tensor.js";
 import { badRequest, HttpError } from "./http-error.js";
-import { findDataSpans, type TextSpan } from "./json-data-spans.js";
 import { dataNotArray, decodeJsonData, type JsonDataSource, type TensorContext } from "./json-tensor.js";
 import {
   expectArray,

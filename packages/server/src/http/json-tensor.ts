@@ -9,11 +9,10 @@
  * Where Triton stores an integer that does not fit a narrower type wrapped (INT8 300 becomes 44: its
  * ReadDataFromJsonHelper casts with a FIXME), tbench-server refuses it with a message of its own (400).
  */
-import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
+import { type Datatype, type DatatypeInfo, datatypeInfo, skipValue, type TextSpan } from "@tbench/proto";
 import { bytesDataFromStrings, bytesDataToStrings, isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
 import { badRequest, HttpError } from "./http-error.js";
-import { skipValue, type TextSpan } from "./json-data-spans.js";
 import {
   NON_ARRAY,
   NON_BOOLEAN,

@@ -3,8 +3,8 @@
  * from their digits: JSON.parse turns every number into a double, which holds integers exactly only up to
  * 2^53 (Node 20 has no JSON.parse source-text access). The document is still parsed by JSON.parse (fast,
  * and it validates the syntax); this walker only runs over a document that has INT64/UINT64 JSON data,
- * and only skips over values, building none. The server keeps a twin of this file
- * (packages/server/src/http/json-data-spans.ts): the two packages share nothing but @tbench/proto.
+ * and only skips over values, building none. The server's request decoder and the client's response decoder
+ * both use it, which is why it lives here.
  */
 
 /** A value's source text: `text.slice(start, end)`. */
