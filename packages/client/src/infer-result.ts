@@ -9,10 +9,11 @@ import {
   datatypeInfo,
   type FixedSizeDatatype,
   float16BitsToFloat32,
+  NARROW_INTEGER_RANGES,
   type TypedArrayByDatatype,
+  WIDE_INTEGER_RANGES,
 } from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "./errors.js";
-import { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "./integer-ranges.js";
 import type { ParameterValue } from "./tensor-types.js";
 
 /** A TypedArray of some fixed-size datatype. */

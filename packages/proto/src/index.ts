@@ -29,6 +29,7 @@ export {
   float32ToFloat16Bits,
 } from "./float16.js";
 export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
+export { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "./integer-ranges.js";
 export { findDataSpans, skipValue, type TextSpan } from "./json-data-spans.js";
 export type {
   BatchInput,

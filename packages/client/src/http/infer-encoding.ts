@@ -7,9 +7,8 @@
  * a flat row-major `data` array instead. The body is assembled with one allocation and one copy per
  * tensor: TypedArray inputs are not copied before that.
  */
-import { type Datatype, datatypeInfo } from "@tbench/proto";
+import { type Datatype, datatypeInfo, NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "@tbench/proto";
 import { InvalidArgumentError } from "../errors.js";
-import { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "../integer-ranges.js";
 import type { InferInput, InferRequest, Parameters } from "../tensor-types.js";
 
 /** An encoded request body. */

@@ -9,7 +9,15 @@
  * Where Triton stores an integer that does not fit a narrower type wrapped (INT8 300 becomes 44: its
  * ReadDataFromJsonHelper casts with a FIXME), tbench-server refuses it with a message of its own (400).
  */
-import { type Datatype, type DatatypeInfo, datatypeInfo, skipValue, type TextSpan } from "@tbench/proto";
+import {
+  type Datatype,
+  type DatatypeInfo,
+  datatypeInfo,
+  NARROW_INTEGER_RANGES,
+  skipValue,
+  type TextSpan,
+  WIDE_INTEGER_RANGES,
+} from "@tbench/proto";
 import { bytesDataFromStrings, bytesDataToStrings, isBytesData } from "../core/bytes-data.js";
 import type { TensorData } from "../core/types.js";
 import { badRequest, HttpError } from "./http-error.js";
@@ -42,20 +50,6 @@ export interface JsonDataSource {
   readonly text: string;
   readonly span: TextSpan;
 }
-
-/** Inclusive ranges of the integer types narrower than 64 bits. */
-const INTEGER_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
-  INT8: [-128, 127],
-  INT16: [-32768, 32767],
-  INT32: [-2147483648, 2147483647],
-  UINT8: [0, 255],
-  UINT16: [0, 65535],
-  UINT32: [0, 4294967295],
-};
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const UINT64_MAX = 2n ** 64n - 1n;
 
 function shapeMismatch(tooMany: boolean): HttpError {
   // Triton's two INTERNAL messages: one while walking past the count, one after falling short of it.
@@ -127,8 +121,7 @@ function decode64(
   source: JsonDataSource,
 ): void {
   const { text, span } = source;
-  const min = unsigned ? 0n : INT64_MIN;
-  const max = unsigned ? UINT64_MAX : INT64_MAX;
+  const [min, max] = unsigned ? WIDE_INTEGER_RANGES.UINT64 : WIDE_INTEGER_RANGES.INT64;
   let i = 0;
   let p = span.start;
   while (p < span.end) {
@@ -219,7 +212,7 @@ export function decodeJsonData(
       (out as Float64Array)[i] = value;
     }
   } else {
-    const range = INTEGER_RANGES[datatype]!;
+    const range = NARROW_INTEGER_RANGES[datatype]!;
     const typed = out as Int32Array;
     for (let i = 0; i < count; i++) {
       const value = flat[i];

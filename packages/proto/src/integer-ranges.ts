@@ -1,9 +1,9 @@
 /**
  * What each integer datatype can hold. A TypedArray stores an out-of-range value wrapped (Int8Array [300]
- * holds 44, BigInt64Array [2n ** 63n] holds -2n ** 63n) and a fraction truncated; the client refuses such
- * values instead, both in what it sends and in what it reads from a JSON response.
+ * holds 44, BigInt64Array [2n ** 63n] holds -2n ** 63n) and a fraction truncated; the client (what it sends
+ * and what it reads from JSON) and the server (JSON requests) refuse such values instead.
  */
-import type { Datatype } from "@tbench/proto";
+import type { Datatype } from "./datatypes.js";
 
 /** Inclusive ranges of the integer types narrower than 64 bits. */
 export const NARROW_INTEGER_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
