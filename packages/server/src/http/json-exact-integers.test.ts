@@ -11,7 +11,15 @@ import { type RunningServer, startServer } from "../server.js";
 import { binaryBody, type RawResponse, rawRequest, splitBinaryResponse } from "../testing/raw-http-client.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
-const MODELS = ["identity_int64", "identity_uint64", "identity_int8", "identity_uint8", "identity_int32"];
+const MODELS = [
+  "identity_int64",
+  "identity_uint64",
+  "identity_int8",
+  "identity_uint8",
+  "identity_int32",
+  "identity_fp32",
+  "identity_fp64",
+];
 
 const INT64 = ["9007199254740993", "9223372036854775807", "-9223372036854775808", "0", "-1"];
 const UINT64 = ["18446744073709551615", "9007199254740993", "9223372036854775808", "0"];
@@ -157,6 +165,36 @@ describe("INT64 and UINT64 in JSON are exact", { timeout: 60_000 }, () => {
       assert.equal(res.status, status, `${what}: ${res.body.toString()}`);
       assert.equal(errorOf(res), message, what);
     }
+    // Floats past their type's range (issue 14: FP32 1e300 came back as null).
+    const floats: [string, string, string][] = [
+      [
+        "FP32",
+        "1e300",
+        "is 1e+300, outside the range of FP32 [-3.4028234663852886e+38, 3.4028234663852886e+38]",
+      ],
+      [
+        "FP32",
+        "-3.5e38",
+        "is -3.5e+38, outside the range of FP32 [-3.4028234663852886e+38, 3.4028234663852886e+38]",
+      ],
+      [
+        "FP64",
+        "1e400",
+        "is a number too large for a double, outside the range of FP64 [-1.7976931348623157e+308, 1.7976931348623157e+308]",
+      ],
+    ];
+    for (const [datatype, value, words] of floats) {
+      const model = `identity_${datatype.toLowerCase()}`;
+      const res = await postText(model, request(datatype, ["1", value], false));
+      assert.equal(res.status, 400, `${datatype} ${value}: ${res.body.toString()}`);
+      assert.equal(
+        errorOf(res),
+        `Unable to parse 'data': element 1 of input 'INPUT0' for model '${model}' ${words}`,
+      );
+    }
+    // FP32's largest value, and tiny values that round to zero, pass.
+    const fp32 = await postText("identity_fp32", request("FP32", ["3.4028234663852886e38", "1e-300"], false));
+    assert.match(fp32.body.toString(), /"data":\[3\.4028234663852886e\+38,0\]/);
     // The extremes of the narrow types pass unchanged.
     const edges = await postText("identity_int8", request("INT8", ["-128", "127"], false));
     assert.match(edges.body.toString(), /"data":\[-128,127\]/);

@@ -7,7 +7,8 @@
  * levels is 400. INT64 and UINT64 are read from their digits (json-data-spans.ts), so every value in range
  * arrives exactly and every other one is refused as Triton refuses it (rapidjson's IsInt64 / IsUint64).
  * Where Triton stores an integer that does not fit a narrower type wrapped (INT8 300 becomes 44: its
- * ReadDataFromJsonHelper casts with a FIXME), tbench-server refuses it with a message of its own (400).
+ * ReadDataFromJsonHelper casts with a FIXME), tbench-server refuses it with a message of its own (400); so
+ * too a float past FP32's or FP64's range (Triton's cast would store FP32 1e300 as inf).
  */
 import {
   type Datatype,
@@ -172,6 +173,23 @@ function narrowIntegerError(
   );
 }
 
+/** Largest finite magnitude of each JSON float type. */
+const FLOAT_MAX = { FP32: 3.4028234663852886e38, FP64: Number.MAX_VALUE } as const;
+
+function floatRangeError(
+  ctx: TensorContext,
+  datatype: "FP32" | "FP64",
+  index: number,
+  value: number,
+): HttpError {
+  const max = FLOAT_MAX[datatype];
+  const what = Number.isFinite(value) ? `is ${value}` : "is a number too large for a double";
+  return badRequest(
+    `${DATA}: element ${index} of input '${ctx.input}' for model '${ctx.model}' ${what}, outside the range ` +
+      `of ${datatype} [${-max}, ${max}]`,
+  );
+}
+
 /**
  * Converts a JSON `data` array into tensor data of `datatype` holding `elementCount` elements (the caller
  * handles a count of 0, which Triton does not read, and a `data` that is not an array). INT64 and UINT64
@@ -206,10 +224,14 @@ export function decodeJsonData(
       (out as Uint8Array)[i] = value ? 1 : 0;
     }
   } else if (datatype === "FP32" || datatype === "FP64") {
+    const floats = out as Float64Array;
     for (let i = 0; i < count; i++) {
       const value = flat[i];
       if (typeof value !== "number") throw tritonJsonError(DATA, NON_NUMBER);
-      (out as Float64Array)[i] = value;
+      floats[i] = value;
+      // JSON has no Infinity or NaN: a stored non-finite value overflowed the type (FP32 1e300, or FP64 1e400,
+      // which JSON.parse reads as Infinity). Triton would store FP32 inf silently; refused here.
+      if (floats[i]! - floats[i]! !== 0) throw floatRangeError(ctx, datatype, i, value);
     }
   } else {
     const range = NARROW_INTEGER_RANGES[datatype]!;
