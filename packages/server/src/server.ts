@@ -71,6 +71,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxInputSize: options.httpMaxInputSize ?? DEFAULT_HTTP_MAX_INPUT_SIZE,
       maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
       logger,
+      ...(options.clock !== undefined ? { clock: options.clock } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)

@@ -6,12 +6,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
+import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { describeError, HttpError } from "./http-error.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
 import { listen } from "./listen.js";
+import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
 import { matchRoute, routeMethod } from "./router.js";
 
@@ -26,6 +28,8 @@ export interface HttpFrontEndOptions {
   /** Most elements one BYTES input may have, checked from its shape before it is decoded. Default 2^20. */
   readonly maxBytesTensorElements?: number;
   readonly logger: Logger;
+  /** Runs the front end's timers (the rejection summary). Default: the system clock. */
+  readonly clock?: Clock;
 }
 
 /** A listening HTTP front end. */
@@ -52,10 +56,13 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const sockets = new Set<TrackedSocket>();
   let closing = false;
   let server: Server;
+  const rejections = createRejectionLog({ logger, clock: options.clock ?? createSystemClock() });
 
   const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
     const { status, message } = describeError(error);
-    if (status >= 500 && !(error instanceof HttpError))
+    // 503 is admission refusing work under overload: summarised, not a line each (rejection-log.ts).
+    if (status === 503) rejections.record(message);
+    if (status >= 500 && status !== 503 && !(error instanceof HttpError))
       logger.error(`HTTP ${req.method} ${req.url}: ${message}`);
     else logger.verbose(`HTTP ${req.method} ${req.url}: ${status} ${message}`);
     if (!req.complete) {
@@ -112,6 +119,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     else socket.destroy();
     logger.verbose(`HTTP client error: ${(error as Error).message}`);
   });
+  // The last summary is written when the server has closed.
+  server.once("close", () => rejections.close());
   const { port, baseUrl: url } = await listen(server, options.port, options.address);
   logger.info(`Started HTTPService at ${options.address}:${port}`);
 
