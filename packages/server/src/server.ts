@@ -7,13 +7,14 @@ import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
 import { createConsoleLogger } from "./core/logger.js";
 import type { InferenceCore } from "./core/types.js";
 import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js";
+import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
 
 /** Default HTTP port (Triton's). */
 export const DEFAULT_HTTP_PORT = 8000;
-/** Default gRPC port (Triton's); gRPC is served by a later issue. */
+/** Default gRPC port (Triton's). */
 export const DEFAULT_GRPC_PORT = 8001;
 /** Default metrics port (Triton's). */
 export const DEFAULT_METRICS_PORT = 8002;
@@ -36,6 +37,8 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly grpcPort?: number | false;
   /** Default: the HTTP address. */
   readonly grpcAddress?: string;
+  /** Keepalive, connection age and response compression of the gRPC endpoint (Triton's names and defaults). */
+  readonly grpcSettings?: GrpcServerSettings;
   /** Largest request body in bytes, before and after decompression. Default 64 MiB. */
   readonly httpMaxInputSize?: number;
   /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
@@ -51,7 +54,11 @@ export interface RunningServer {
   /** `http://address:port/metrics`, or undefined when metrics are off. */
   readonly metricsUrl: string | undefined;
   readonly core: InferenceCore;
-  /** Stops accepting, finishes in-flight requests, closes the core. Idempotent. */
+  /**
+   * Stops accepting on every front end at once, lets in-flight requests (HTTP requests, gRPC unary calls,
+   * requests sent on open gRPC streams) finish, then closes the core. Each front end cancels what is still
+   * open after its 30 s grace period. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -83,6 +90,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         address: options.grpcAddress ?? address,
         logger,
         maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+        ...(options.grpcSettings !== undefined ? { settings: options.grpcSettings } : {}),
       });
     }
   } catch (error) {

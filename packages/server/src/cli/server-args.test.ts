@@ -151,3 +151,51 @@ test("--help and --version answer without options", () => {
   assert.equal(parseServerArgs(["--version"], (text) => (out += text)).options, undefined);
   assert.equal(out.trim(), "0.1.0");
 });
+
+test("gRPC endpoint flags: Triton's names, validated, passed as grpcSettings only when given", () => {
+  const { options } = parse(
+    "--model-repository=m",
+    "--grpc-keepalive-time=10000",
+    "--grpc-keepalive-timeout",
+    "5000",
+    "--grpc-keepalive-permit-without-calls",
+    "--grpc-http2-max-pings-without-data=0",
+    "--grpc-http2-min-recv-ping-interval-without-data=1000",
+    "--grpc-http2-max-ping-strikes=0",
+    "--grpc-max-connection-age=60000",
+    "--grpc-max-connection-age-grace=5000",
+    "--grpc-infer-response-compression-level=HIGH",
+    "--grpc-infer-allocation-pool-size=8",
+    "--grpc-infer-thread-count=4",
+  );
+  assert.deepEqual(options?.grpcSettings, {
+    keepaliveTimeMs: 10000,
+    keepaliveTimeoutMs: 5000,
+    keepalivePermitWithoutCalls: true,
+    http2MaxPingsWithoutData: 0,
+    http2MinRecvPingIntervalWithoutDataMs: 1000,
+    http2MaxPingStrikes: 0,
+    maxConnectionAgeMs: 60000,
+    maxConnectionAgeGraceMs: 5000,
+    inferResponseCompressionLevel: "high",
+  });
+  assert.equal(parse("--model-repository=m").options?.grpcSettings, undefined);
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-infer-response-compression-level=max"),
+    new CliUsageError(
+      "invalid --grpc-infer-response-compression-level 'max': expected none, low, medium or high",
+    ),
+  );
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-keepalive-time=-1"),
+    new CliUsageError("invalid --grpc-keepalive-time '-1': expected a number >= 0"),
+  );
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-infer-thread-count=1"),
+    new CliUsageError("invalid --grpc-infer-thread-count '1': expected a number in the range 2 to 128"),
+  );
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-keepalive-permit-without-calls=maybe"),
+    new CliUsageError("invalid --grpc-keepalive-permit-without-calls 'maybe': expected true or false"),
+  );
+});

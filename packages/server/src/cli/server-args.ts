@@ -5,6 +5,12 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { z } from "zod";
+import {
+  GRPC_COMPRESSION_LEVELS,
+  GRPC_SETTING_DEFAULTS,
+  type GrpcCompressionLevel,
+  type GrpcServerSettings,
+} from "../grpc/grpc-server-settings.js";
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import type { ServerOptions } from "../server.js";
@@ -55,6 +61,13 @@ const flag = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
   return parsed;
 });
 
+/** A count or a duration in ms, as Triton's ParseOption<int> reads it (a 32-bit int; negatives refused here). */
+const grpcInt = z.coerce
+  .number({ error: "expected a whole number" })
+  .int("expected a whole number")
+  .min(0, "expected a number >= 0")
+  .max(2 ** 31 - 1, "expected a number <= 2147483647");
+
 const argsSchema = z.object({
   modelRepository: z.string().min(1, "expected a directory"),
   httpPort: port,
@@ -85,6 +98,31 @@ const argsSchema = z.object({
   allowHttp: flag,
   allowMetrics: flag,
   allowGrpc: flag,
+  grpcKeepaliveTime: grpcInt.optional(),
+  grpcKeepaliveTimeout: grpcInt.optional(),
+  grpcKeepalivePermitWithoutCalls: flag.optional(),
+  grpcHttp2MaxPingsWithoutData: grpcInt.optional(),
+  grpcHttp2MinRecvPingIntervalWithoutData: grpcInt.optional(),
+  grpcHttp2MaxPingStrikes: grpcInt.optional(),
+  grpcMaxConnectionAge: grpcInt.optional(),
+  grpcMaxConnectionAgeGrace: grpcInt.optional(),
+  // Triton lowercases the value before comparing.
+  grpcInferResponseCompressionLevel: z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .pipe(
+      z.enum(GRPC_COMPRESSION_LEVELS as unknown as [GrpcCompressionLevel, ...GrpcCompressionLevel[]], {
+        error: "expected none, low, medium or high",
+      }),
+    )
+    .optional(),
+  grpcInferAllocationPoolSize: grpcInt.optional(),
+  grpcInferThreadCount: z.coerce
+    .number({ error: "expected a whole number" })
+    .int("expected a whole number")
+    .min(2, "expected a number in the range 2 to 128")
+    .max(128, "expected a number in the range 2 to 128")
+    .optional(),
   gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
     error: "expected auto, webgpu or cuda",
   }),
@@ -109,6 +147,17 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   allowHttp: "--allow-http",
   allowMetrics: "--allow-metrics",
   allowGrpc: "--allow-grpc",
+  grpcKeepaliveTime: "--grpc-keepalive-time",
+  grpcKeepaliveTimeout: "--grpc-keepalive-timeout",
+  grpcKeepalivePermitWithoutCalls: "--grpc-keepalive-permit-without-calls",
+  grpcHttp2MaxPingsWithoutData: "--grpc-http2-max-pings-without-data",
+  grpcHttp2MinRecvPingIntervalWithoutData: "--grpc-http2-min-recv-ping-interval-without-data",
+  grpcHttp2MaxPingStrikes: "--grpc-http2-max-ping-strikes",
+  grpcMaxConnectionAge: "--grpc-max-connection-age",
+  grpcMaxConnectionAgeGrace: "--grpc-max-connection-age-grace",
+  grpcInferResponseCompressionLevel: "--grpc-infer-response-compression-level",
+  grpcInferAllocationPoolSize: "--grpc-infer-allocation-pool-size",
+  grpcInferThreadCount: "--grpc-infer-thread-count",
   gpuExecutionProvider: "--gpu-execution-provider",
 };
 
@@ -159,12 +208,70 @@ function createProgram(): Command {
     .addOption(new Option("--allow-metrics [bool]", "serve Prometheus metrics").default("true"))
     .addOption(new Option("--allow-grpc [bool]", "serve the gRPC API").default("true"))
     .option(
+      "--grpc-keepalive-time <ms>",
+      `ms between the server's keepalive pings (default ${GRPC_SETTING_DEFAULTS.keepaliveTimeMs})`,
+    )
+    .option(
+      "--grpc-keepalive-timeout <ms>",
+      `ms to wait for a keepalive ping's acknowledgement (default ${GRPC_SETTING_DEFAULTS.keepaliveTimeoutMs})`,
+    )
+    .option(
+      "--grpc-keepalive-permit-without-calls [bool]",
+      "Triton's flag, accepted; no effect on grpc-js (default false)",
+    )
+    .option(
+      "--grpc-http2-max-pings-without-data <n>",
+      "Triton's flag, accepted; no effect on grpc-js (default 2)",
+    )
+    .option(
+      "--grpc-http2-min-recv-ping-interval-without-data <ms>",
+      "Triton's flag, accepted; no effect on grpc-js (default 300000)",
+    )
+    .option(
+      "--grpc-http2-max-ping-strikes <n>",
+      "Triton's flag, accepted; no effect on grpc-js, which tolerates every ping (default 2)",
+    )
+    .option("--grpc-max-connection-age <ms>", "most ms a connection may live (default: unlimited)")
+    .option(
+      "--grpc-max-connection-age-grace <ms>",
+      "ms calls may go on after the connection's max age (default: unlimited)",
+    )
+    .option(
+      "--grpc-infer-response-compression-level <level>",
+      "none, low, medium or high: Triton's flag, accepted; grpc-js sends responses uncompressed (default none)",
+    )
+    .option(
+      "--grpc-infer-allocation-pool-size <n>",
+      "Triton's flag, accepted; no effect (no per-request state pool here)",
+    )
+    .option(
+      "--grpc-infer-thread-count <n>",
+      "Triton's flag (2 to 128), accepted; no effect (one event loop serves gRPC)",
+    )
+    .option(
       "--gpu-execution-provider <provider>",
       "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
       DEFAULT_GPU_EXECUTION_PROVIDER,
     )
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} });
+}
+
+/** The gRPC endpoint settings the command line names; undefined when it names none. */
+function grpcSettingsOf(a: z.infer<typeof argsSchema>): GrpcServerSettings | undefined {
+  const entries: [keyof GrpcServerSettings, unknown][] = [
+    ["keepaliveTimeMs", a.grpcKeepaliveTime],
+    ["keepaliveTimeoutMs", a.grpcKeepaliveTimeout],
+    ["keepalivePermitWithoutCalls", a.grpcKeepalivePermitWithoutCalls],
+    ["http2MaxPingsWithoutData", a.grpcHttp2MaxPingsWithoutData],
+    ["http2MinRecvPingIntervalWithoutDataMs", a.grpcHttp2MinRecvPingIntervalWithoutData],
+    ["http2MaxPingStrikes", a.grpcHttp2MaxPingStrikes],
+    ["maxConnectionAgeMs", a.grpcMaxConnectionAge],
+    ["maxConnectionAgeGraceMs", a.grpcMaxConnectionAgeGrace],
+    ["inferResponseCompressionLevel", a.grpcInferResponseCompressionLevel],
+  ];
+  const given = entries.filter(([, value]) => value !== undefined);
+  return given.length > 0 ? (Object.freeze(Object.fromEntries(given)) as GrpcServerSettings) : undefined;
 }
 
 /** Parses `argv` (without node and script); `write` receives --help and --version text. */
@@ -193,6 +300,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
   if (!a.allowHttp)
     throw new CliUsageError("--allow-http false is not supported: the HTTP API is the only front end");
   const logVerbose = a.logVerbose === true ? 1 : a.logVerbose;
+  const grpcSettings = grpcSettingsOf(a);
   return {
     logVerbose,
     options: Object.freeze({
@@ -200,6 +308,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       httpPort: a.httpPort,
       grpcPort: a.allowGrpc ? a.grpcPort : false,
       ...(a.grpcAddress !== undefined ? { grpcAddress: a.grpcAddress } : {}),
+      ...(grpcSettings !== undefined ? { grpcSettings } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,
       httpAddress: a.httpAddress,
       modelControlMode: a.modelControlMode,

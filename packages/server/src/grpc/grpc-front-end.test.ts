@@ -417,7 +417,7 @@ describe("gRPC front end (real core, bundled models)", { timeout: 180_000 }, () 
     assert.equal(out.byteLength, size);
     assert.ok(Buffer.from(out).equals(Buffer.from(data)));
   });
-  test("close() lets an open stream finish: requests sent before and after close are answered", async () => {
+  test("close() lets an open stream finish: requests sent before and after close are answered (after: refused as Triton refuses)", async () => {
     const second = await createGrpcFrontEnd({
       core,
       port: 0,
@@ -427,8 +427,12 @@ describe("gRPC front end (real core, bundled models)", { timeout: 180_000 }, () 
     const c = new InferenceClient(second.address, grpcJs.credentials.createInsecure()) as grpcJs.Client & Any;
     const stream = c.ModelStreamInfer() as grpcJs.ClientDuplexStream<Any, Any>;
     const ids: string[] = [];
+    const errors: string[] = [];
     const ended = new Promise<void>((resolve, reject) => {
-      stream.on("data", (r: Any) => ids.push(r.infer_response.id));
+      stream.on("data", (r: Any) => {
+        ids.push(r.infer_response.id);
+        errors.push(r.error_message);
+      });
       stream.on("end", resolve);
       stream.on("error", reject);
     });
@@ -444,6 +448,7 @@ describe("gRPC front end (real core, bundled models)", { timeout: 180_000 }, () 
     await ended;
     await closing;
     assert.deepEqual(ids, ["before", "after"]);
+    assert.deepEqual(errors, ["", "GRPC server is shutting down and has stopped accepting new requests."]);
     assert.equal(closed, true);
     // A new call on the closed front end fails.
     await assert.rejects(

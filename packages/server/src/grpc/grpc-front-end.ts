@@ -3,7 +3,14 @@
  * @grpc/grpc-js, with the serializers protobufjs generated in @tbench/proto (no runtime .proto loading).
  * Like http/, it only decodes and encodes; the InferenceCore does the rest. Message sizes are unlimited
  * both ways (Triton sets INT32_MAX; grpc-js's 4 MiB default receive limit would refuse large tensors).
- * close() stops accepting calls and resolves once in-flight unary calls and open streams are done;
+ * Requests compressed with gzip or deflate are accepted (grpc-js decompresses them).
+ *
+ * close() is Triton's graceful stop (GracefulStop: Shutdown, DisableNewConnections, wait up to
+ * --exit-timeout-secs): no new calls or connections; an infer request that still arrives, on an open
+ * stream or an existing connection, is refused with UNAVAILABLE "GRPC server is shutting down and has
+ * stopped accepting new requests." (Triton's words); in-flight unary calls and every request already sent
+ * on a stream are answered; a stream ends when its client half-closes it. What is still open after the
+ * grace period (closeGraceMs, default 30 s as Triton's exit timeout and the HTTP side's) is cancelled.
  * destroy() cancels everything now.
  */
 import * as grpcJs from "@grpc/grpc-js";
@@ -11,8 +18,10 @@ import { grpcInferenceServiceMethods, healthServiceMethods } from "@tbench/proto
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { API_HANDLERS, healthCheck } from "./api-handlers.js";
+import { type GrpcServerSettings, grpcChannelOptions, ignoredGrpcSettings } from "./grpc-server-settings.js";
 import { grpcStatusOf } from "./grpc-status.js";
-import { type InferContext, runInfer, type StreamCall, serveStream } from "./infer-handlers.js";
+import { type InferContext, runInfer } from "./infer-handlers.js";
+import { type StreamCall, serveStream } from "./stream-infer-handler.js";
 
 /** Options of createGrpcFrontEnd. */
 export interface GrpcFrontEndOptions {
@@ -24,16 +33,26 @@ export interface GrpcFrontEndOptions {
   readonly logger: Logger;
   /** Most elements one BYTES input may have (--max-bytes-tensor-elements). */
   readonly maxBytesTensorElements: number;
-  /** Extra channel options for grpc-js's server (keepalive, ...). */
+  /** Keepalive, connection age and response compression under Triton's names (its defaults otherwise). */
+  readonly settings?: GrpcServerSettings;
+  /** Extra grpc-js server options; they win over `settings`. */
   readonly channelOptions?: grpcJs.ChannelOptions;
+  /** How long close() waits for open calls and streams before cancelling them. Default 30000. */
+  readonly closeGraceMs?: number;
 }
+
+/** Default grace period of close(): Triton's --exit-timeout-secs default (30 s), as on the HTTP side. */
+export const DEFAULT_GRPC_CLOSE_GRACE_MS = 30_000;
 
 /** A listening gRPC front end. */
 export interface GrpcFrontEnd {
   /** host:port it listens on (the port actually bound). */
   readonly address: string;
   readonly port: number;
-  /** Stops accepting calls; resolves when in-flight calls and open streams have finished. Idempotent. */
+  /**
+   * Stops accepting calls; resolves when in-flight calls and open streams have finished, or when the grace
+   * period is over and what remained was cancelled. Idempotent.
+   */
   close(): Promise<void>;
   /** Cancels every call and closes every connection now. */
   destroy(): void;
@@ -83,12 +102,21 @@ type Callback = grpcJs.sendUnaryData<unknown>;
 /** Starts the gRPC front end on `address:port`; resolves once it listens. */
 export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<GrpcFrontEnd> {
   const { core, logger } = options;
+  const settings = options.settings ?? {};
   const server = new grpcJs.Server({
     "grpc.max_receive_message_length": -1,
     "grpc.max_send_message_length": -1,
+    ...grpcChannelOptions(settings),
     ...options.channelOptions,
   });
-  const context: InferContext = { core, maxBytesTensorElements: options.maxBytesTensorElements };
+  for (const ignored of ignoredGrpcSettings(settings))
+    logger.warn(`gRPC: ${ignored} is accepted but has no effect (@grpc/grpc-js does not support it)`);
+  let accepting = true;
+  const context: InferContext = {
+    core,
+    maxBytesTensorElements: options.maxBytesTensorElements,
+    accepting: () => accepting,
+  };
   const inFlight = new Set<AbortController>();
 
   /** Wraps a handler that returns the response (or throws) into a grpc-js unary handler. */
@@ -144,8 +172,21 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
     for (const controller of inFlight) controller.abort(new Error("server destroyed"));
     server.forceShutdown();
   };
+  const graceMs = options.closeGraceMs ?? DEFAULT_GRPC_CLOSE_GRACE_MS;
   const close = (): Promise<void> => {
-    closed ??= new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    closed ??= new Promise<void>((resolve) => {
+      accepting = false;
+      const timer = setTimeout(() => {
+        logger.warn(`gRPC: calls still open ${graceMs} ms after shutdown began are cancelled`);
+        destroy();
+        resolve();
+      }, graceMs);
+      timer.unref();
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
     return closed;
   };
   return { address, port, close, destroy, [Symbol.asyncDispose]: close };

@@ -5,13 +5,15 @@
  * must match the datatype; request parameters `priority`, `timeout` and `triton_*` keys are Triton's.
  * Everything past the structure (names, datatypes, shapes against the model) is the core's, as on HTTP.
  */
-import { type Datatype, type DatatypeInfo, datatypeInfo, type inference, isDatatype } from "@tbench/proto";
 import {
-  bytesDataFromArrays,
-  bytesTensorTooLarge,
-  isBytesData,
-  walkBytesElements,
-} from "../core/bytes-data.js";
+  type Datatype,
+  type DatatypeInfo,
+  datatypeInfo,
+  type inference,
+  isDatatype,
+  NARROW_INTEGER_RANGES,
+} from "@tbench/proto";
+import { bytesDataFromArrays, bytesTensorTooLarge, isBytesData } from "../core/bytes-data.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { invalidArg, versionFromString } from "./grpc-status.js";
 
@@ -140,6 +142,7 @@ function typedData(
       );
     }
     if (datatype === "BYTES") {
+      // Its count is the contents' own: the core checks it against the shape in Triton's words.
       data = bytesDataFromArrays(values as Uint8Array[]);
     } else if (datatype === "INT64" || datatype === "UINT64") {
       const big = (values as IntLike[]).map((v) => BigInt(typeof v === "number" ? v : v.toString()));
@@ -148,14 +151,39 @@ function typedData(
     } else if (datatype === "BOOL") {
       data = Uint8Array.from(values as boolean[], (v) => (v ? 1 : 0));
     } else {
-      // Narrower integer types keep the low bytes of each 32-bit value, as Triton does.
       const info = datatypeInfo(datatype) as DatatypeInfo;
-      data = (info.typedArray as unknown as { from(v: ArrayLike<number>): TensorData }).from(
+      const typed = (info.typedArray as unknown as { from(v: ArrayLike<number>): TensorData }).from(
         values as number[],
-      );
+      ) as Exclude<TensorData, { wire: Uint8Array }>;
+      checkNarrowIntegers(typed, values as number[], datatype, input, model);
+      data = typed;
     }
   }
   return data;
+}
+
+/**
+ * INT8/INT16/UINT8/UINT16 travel in 32-bit fields. Triton keeps each value's low bytes (INT8 300 becomes
+ * 44); a value is refused here instead, as the HTTP side refuses it, so that no element changes silently.
+ */
+function checkNarrowIntegers(
+  typed: ArrayLike<number | bigint>,
+  values: readonly number[],
+  datatype: Datatype,
+  input: string,
+  model: string,
+): void {
+  const range = NARROW_INTEGER_RANGES[datatype];
+  if (range === undefined) return;
+  for (let i = 0; i < values.length; i++) {
+    // The TypedArray stored it changed: out of the type's range (one compare per element).
+    if (typed[i] !== values[i]) {
+      throw invalidArg(
+        `unexpected explicit tensor data for input tensor '${input}' for model '${model}': element ${i} is ` +
+          `${values[i]}, outside the range of ${datatype} [${range[0]}, ${range[1]}]`,
+      );
+    }
+  }
 }
 
 /** Raw little-endian bytes as the datatype's TypedArray: a view when aligned, else one copy. */
@@ -166,12 +194,8 @@ function rawData(
   input: string,
   model: string,
 ): TensorData {
-  if (datatype === "BYTES") {
-    const walk = walkBytesElements(bytes);
-    if (!walk.ok)
-      throw invalidArg(`unable to parse BYTES input '${input}' of model '${model}': ${walk.message}`);
-    return { count: walk.count, wire: bytes };
-  }
+  // BYTES are taken as the shape says; the core walks them with Triton's messages (ValidateBytesInputs).
+  if (datatype === "BYTES") return { count: elementCount, wire: bytes };
   const info = datatypeInfo(datatype) as DatatypeInfo;
   const elementSize = info.byteSize!;
   const expected = elementCount * elementSize;
@@ -196,21 +220,19 @@ function checkElementCount(
   input: string,
   model: string,
 ): void {
-  if (isBytesData(data)) {
-    if (data.count !== elementCount) {
-      throw invalidArg(
-        `unexpected number of string elements for input '${input}' for model '${model}': ` +
-          `expected ${elementCount} (from shape), got ${data.count}`,
-      );
-    }
-    return;
-  }
+  // BYTES counts are the core's to check (request-validation.ts), in Triton's order and words.
+  if (isBytesData(data)) return;
   const elementSize = (datatypeInfo(datatype) as DatatypeInfo).byteSize!;
   if (data.length !== elementCount) {
     throw invalidArg(
       `input byte size mismatch for input '${input}' for model '${model}'. Expected ${elementCount * elementSize}, got ${data.byteLength}`,
     );
   }
+}
+
+function emptyData(datatype: Datatype): TensorData {
+  if (datatype === "BYTES") return { count: 0, wire: new Uint8Array(0) };
+  return new (datatypeInfo(datatype) as DatatypeInfo).typedArray!(0);
 }
 
 function elementCountOf(shape: readonly number[]): number {
@@ -255,7 +277,8 @@ function decodeInput(
         `contents field must not be specified when using raw_input_contents for '${name}' for model '${model}'`,
       );
     }
-    data = typedData(io.contents, datatype, name, model);
+    // Present but empty: no data, which the size check below reports as Triton's core does (got 0).
+    data = typedData(io.contents, datatype, name, model) ?? emptyData(datatype);
   } else if (raw.length > rawIndex.next) {
     data = rawData(raw[rawIndex.next++]!, datatype, elementCount, name, model);
   }

@@ -1,0 +1,129 @@
+/**
+ * ModelStreamInfer, as Triton's non-decoupled stream handler (server src/grpc/stream_infer_handler.cc):
+ * each request runs on its own and gets exactly one ModelStreamInferResponse carrying its id; an error goes
+ * in `error_message` with `infer_response.id` set and the stream stays open. When the client half-closes,
+ * the stream ends with OK once every request it sent is answered; when it goes away, what has not run is
+ * cancelled and nothing more is written.
+ *
+ * `triton_grpc_error: true` in the stream's metadata (Triton's ExtractStateFromHeaders) changes one thing:
+ * an error that comes back from a request already issued to the core (its execution failed, its queue
+ * timeout expired) ends the stream with that error's gRPC status, once; every other request in flight on
+ * the stream is cancelled and its answer dropped (IssueRequestCancellation). Errors found before the
+ * request is issued (decoding, unknown model, validation, a full queue: what TRITONSERVER_ServerInferAsync
+ * returns itself) are still answered in `error_message` there, and the stream stays open.
+ */
+import type { inference } from "@tbench/proto";
+import { grpcStatusOf } from "./grpc-status.js";
+import { type InferContext, runInfer } from "./infer-handlers.js";
+import { wantsEmptyFinalResponse } from "./infer-request-decoder.js";
+
+type ModelInferRequest = inference.ModelInferRequest;
+type StreamResponse = inference.ModelStreamInferResponse.$Properties;
+
+/** The part of a grpc-js duplex call the stream handler uses. */
+export interface StreamCall {
+  readonly metadata: { get(key: string): readonly (string | Buffer)[] };
+  on(event: "data", listener: (request: ModelInferRequest) => void): unknown;
+  on(event: "end" | "cancelled", listener: () => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  write(response: StreamResponse): unknown;
+  end(): void;
+  /** grpc-js ends a server stream with the status of an emitted error (ServerDuplexStreamImpl). */
+  emit(event: "error", error: { code: number; details: string; message: string }): boolean;
+}
+
+/** The header that asks for Triton's gRPC-status error mode on a stream. */
+export const TRITON_GRPC_ERROR_HEADER = "triton_grpc_error";
+
+function grpcErrorMode(call: StreamCall): boolean {
+  const values = call.metadata.get(TRITON_GRPC_ERROR_HEADER);
+  return values.length > 0 && String(values[0]) === "true";
+}
+
+/**
+ * Whether an error was raised after the request was issued to the core. The core refuses at submission
+ * (lookup, validation, a full queue, a stopped scheduler) within microtasks of the call; any answer that
+ * comes from the queue or an instance comes in a later event loop turn (a timer, a worker's message), so
+ * an immediate set at submission has run by then. Used only in triton_grpc_error mode.
+ */
+function issueFence(): { issued(): boolean } {
+  let issued = false;
+  setImmediate(() => {
+    issued = true;
+  });
+  return { issued: () => issued };
+}
+
+/** Serves one ModelStreamInfer call; resolves when the call is over. */
+export function serveStream(context: InferContext, call: StreamCall): Promise<void> {
+  const controller = new AbortController();
+  const errorMode = grpcErrorMode(call);
+  let pending = 0;
+  let halfClosed = false;
+  let over = false;
+  return new Promise<void>((resolve) => {
+    const finish = (): void => {
+      if (over) return;
+      over = true;
+      resolve();
+    };
+    const maybeEnd = (): void => {
+      if (halfClosed && pending === 0 && !over) {
+        call.end();
+        finish();
+      }
+    };
+    const answer = (response: StreamResponse): void => {
+      if (!over) call.write(response);
+    };
+    const endWithError = (error: unknown): void => {
+      if (over) return;
+      const status = grpcStatusOf(error);
+      finish();
+      controller.abort(new Error("the stream ended with an error (triton_grpc_error)"));
+      call.emit("error", { code: status.code, details: status.details, message: status.details });
+    };
+    call.on("data", (request: ModelInferRequest) => {
+      if (over) return;
+      pending++;
+      const id = request.id;
+      const emptyFinal = wantsEmptyFinalResponse(request);
+      const fence = errorMode ? issueFence() : undefined;
+      runInfer(context, request, controller.signal)
+        .then(
+          (response) => {
+            if (emptyFinal) {
+              answer({
+                error_message: "",
+                infer_response: {
+                  ...response,
+                  parameters: { ...response.parameters, triton_final_response: { bool_param: true } },
+                },
+              });
+            } else {
+              answer({ error_message: "", infer_response: response });
+            }
+          },
+          (error: unknown) => {
+            if (fence?.issued()) endWithError(error);
+            else answer({ error_message: grpcStatusOf(error).details, infer_response: { id } });
+          },
+        )
+        .finally(() => {
+          pending--;
+          maybeEnd();
+        });
+    });
+    call.on("end", () => {
+      halfClosed = true;
+      maybeEnd();
+    });
+    const gone = (): void => {
+      if (over) return;
+      controller.abort(new Error("client cancelled the stream"));
+      finish();
+    };
+    call.on("cancelled", gone);
+    call.on("error", gone);
+  });
+}
