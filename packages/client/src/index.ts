@@ -28,6 +28,14 @@ export {
   UnknownError,
   UnsupportedError,
 } from "./errors.js";
+export { createGrpcClient } from "./grpc/grpc-client.js";
+export type { GrpcClientOptions } from "./grpc/grpc-client-options.js";
+export type {
+  GrpcInferenceClient,
+  InferStream,
+  StreamOptions,
+  StreamResult,
+} from "./grpc/grpc-inference-client.js";
 export { createHttpClient } from "./http/http-client.js";
 export type {
   AuthHook,
