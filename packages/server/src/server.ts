@@ -41,6 +41,12 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly grpcSettings?: GrpcServerSettings;
   /** Largest request body in bytes, before and after decompression. Default 64 MiB. */
   readonly httpMaxInputSize?: number;
+  /** Time for a request's header block to arrive, in ms (0: none). Default 30 s; 408 when exceeded. */
+  readonly httpHeaderTimeoutMs?: number;
+  /** Time for a whole request, headers and body, to arrive, in ms (0: none). Default 120 s; 408. */
+  readonly httpRequestTimeoutMs?: number;
+  /** Time an answer may make no progress on a client that does not read, in ms (0: none). Default 30 s. */
+  readonly httpSendTimeoutMs?: number;
   /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
   readonly core?: InferenceCore & { close?: () => Promise<void> };
 }
@@ -79,6 +85,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
       logger,
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
+      ...(options.httpHeaderTimeoutMs !== undefined ? { headerTimeoutMs: options.httpHeaderTimeoutMs } : {}),
+      ...(options.httpRequestTimeoutMs !== undefined
+        ? { requestTimeoutMs: options.httpRequestTimeoutMs }
+        : {}),
+      ...(options.httpSendTimeoutMs !== undefined ? { sendTimeoutMs: options.httpSendTimeoutMs } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)

@@ -11,6 +11,11 @@ import {
   type GrpcCompressionLevel,
   type GrpcServerSettings,
 } from "../grpc/grpc-server-settings.js";
+import {
+  DEFAULT_HTTP_HEADER_TIMEOUT_MS,
+  DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
+  DEFAULT_HTTP_SEND_TIMEOUT_MS,
+} from "../http/http-server.js";
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import type { ServerOptions } from "../server.js";
@@ -68,6 +73,11 @@ const grpcInt = z.coerce
   .min(0, "expected a number >= 0")
   .max(2 ** 31 - 1, "expected a number <= 2147483647");
 
+const timeoutMs = z.coerce
+  .number({ error: "expected a number of milliseconds" })
+  .int("expected a whole number of milliseconds")
+  .min(0, "expected 0 (no limit) or a positive number of milliseconds");
+
 const argsSchema = z.object({
   modelRepository: z.string().min(1, "expected a directory"),
   httpPort: port,
@@ -86,6 +96,9 @@ const argsSchema = z.object({
     .number({ error: "expected a size in bytes" })
     .int("expected a whole number of bytes")
     .positive("expected a positive size in bytes"),
+  httpHeaderTimeoutMs: timeoutMs,
+  httpRequestTimeoutMs: timeoutMs,
+  httpSendTimeoutMs: timeoutMs,
   maxBytesTensorElements: z.coerce
     .number({ error: "expected a number of elements" })
     .int("expected a whole number of elements")
@@ -140,6 +153,9 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   loadModel: "--load-model",
   strictReadiness: "--strict-readiness",
   httpMaxInputSize: "--http-max-input-size",
+  httpHeaderTimeoutMs: "--http-header-timeout-ms",
+  httpRequestTimeoutMs: "--http-request-timeout-ms",
+  httpSendTimeoutMs: "--http-send-timeout-ms",
   maxBytesTensorElements: "--max-bytes-tensor-elements",
   disableAutoCompleteConfig: "--disable-auto-complete-config",
   exitOnError: "--exit-on-error",
@@ -190,6 +206,21 @@ function createProgram(): Command {
       "--http-max-input-size <bytes>",
       "largest request body in bytes",
       String(DEFAULT_HTTP_MAX_INPUT_SIZE),
+    )
+    .option(
+      "--http-header-timeout-ms <ms>",
+      "time for a request's headers to arrive before a 408 (0: no limit)",
+      String(DEFAULT_HTTP_HEADER_TIMEOUT_MS),
+    )
+    .option(
+      "--http-request-timeout-ms <ms>",
+      "time for a whole request, headers and body, to arrive before a 408 (0: no limit)",
+      String(DEFAULT_HTTP_REQUEST_TIMEOUT_MS),
+    )
+    .option(
+      "--http-send-timeout-ms <ms>",
+      "time an answer may wait on a client that does not read it before the connection is cut (0: no limit)",
+      String(DEFAULT_HTTP_SEND_TIMEOUT_MS),
     )
     .option(
       "--max-bytes-tensor-elements <n>",
@@ -316,6 +347,9 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       loadModels: a.loadModel,
       strictReadiness: a.strictReadiness,
       httpMaxInputSize: a.httpMaxInputSize,
+      httpHeaderTimeoutMs: a.httpHeaderTimeoutMs,
+      httpRequestTimeoutMs: a.httpRequestTimeoutMs,
+      httpSendTimeoutMs: a.httpSendTimeoutMs,
       maxBytesTensorElements: a.maxBytesTensorElements,
       disableAutoCompleteConfig: a.disableAutoCompleteConfig,
       exitOnError: a.exitOnError,

@@ -1,7 +1,10 @@
 /**
  * The KServe v2 HTTP front end on node:http: routes each request, serves it through the InferenceCore, and
  * answers every failure with Triton's `{"error": "..."}` body and status. `close()` stops accepting, lets
- * in-flight requests finish, then closes idle keep-alive connections.
+ * in-flight requests finish, then closes idle keep-alive connections. Slow clients are bounded (Triton's
+ * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
+ * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
+ * timeout (response-writer.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -10,7 +13,7 @@ import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
-import { describeError, HttpError } from "./http-error.js";
+import { describeError, errorBody, HttpError } from "./http-error.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
 import { listen } from "./listen.js";
 import { createRejectionLog } from "./rejection-log.js";
@@ -30,7 +33,20 @@ export interface HttpFrontEndOptions {
   readonly logger: Logger;
   /** Runs the front end's timers (the rejection summary). Default: the system clock. */
   readonly clock?: Clock;
+  /** Time from connection (or the end of the previous answer) to a request's whole header block; 0: none. */
+  readonly headerTimeoutMs?: number;
+  /** Time for a whole request, headers and body, to arrive; 0: none. */
+  readonly requestTimeoutMs?: number;
+  /** Time an answer may wait on a client that does not read before its connection is cut; 0: none. */
+  readonly sendTimeoutMs?: number;
 }
+
+/** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
+export const DEFAULT_HTTP_HEADER_TIMEOUT_MS = 30_000;
+/** Default --http-request-timeout-ms: a 64 MiB body at 1 MB/s arrives with room to spare. */
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 120_000;
+/** Default --http-send-timeout-ms: how long an answer may make no progress. */
+export const DEFAULT_HTTP_SEND_TIMEOUT_MS = 30_000;
 
 /** A listening HTTP front end. */
 export interface HttpFrontEnd {
@@ -39,11 +55,15 @@ export interface HttpFrontEnd {
   readonly port: number;
   /** Stops accepting, finishes in-flight requests, closes connections. Idempotent. */
   close(): Promise<void>;
+  /** Answer bytes queued in this front end's sockets that the kernel has not taken yet (all connections). */
+  pendingResponseBytes(): number;
 }
 
 /** Requests in progress on a socket, kept on the socket itself (no per-request map lookups). */
 const ACTIVE = Symbol("tbench.activeRequests");
-type TrackedSocket = Socket & { [ACTIVE]?: number };
+/** The latest response begun on a socket. */
+const RESPONSE = Symbol("tbench.response");
+type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse };
 
 /** How long close() waits for in-flight requests before cutting connections. */
 const CLOSE_GRACE_MS = 30_000;
@@ -87,11 +107,29 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   }
 
   const maxBytesTensorElements = options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS;
-  const context: HandlerContext = { core, maxInputSize, maxBytesTensorElements, fail: finish };
+  const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_HTTP_HEADER_TIMEOUT_MS;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_HTTP_REQUEST_TIMEOUT_MS;
+  const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_HTTP_SEND_TIMEOUT_MS;
+  // node:http refuses a header timeout past the request timeout: the request's covers its headers too.
+  const headersTimeoutMs =
+    requestTimeoutMs > 0 && headerTimeoutMs > requestTimeoutMs ? requestTimeoutMs : headerTimeoutMs;
+  const context: HandlerContext = {
+    core,
+    maxInputSize,
+    maxBytesTensorElements,
+    sendTimeoutMs,
+    onSendTimeout: (res, unsent) =>
+      logger.verbose(
+        `HTTP ${res.req.method} ${res.req.url}: connection cut, the client read nothing for ${sendTimeoutMs} ms ` +
+          `(--http-send-timeout-ms) with ${unsent} bytes of the answer unsent`,
+      ),
+    fail: finish,
+  };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
+    socket[RESPONSE] = res;
     res.on("close", onResponseClose);
     if (closing) res.setHeader("Connection", "close");
     const route = matchRoute(req.url ?? "/");
@@ -107,17 +145,39 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     else void handleApiRequest(context, route, req, res);
   };
 
-  server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, onRequest);
+  server = createServer(
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // node:http looks for expired requests this often (its default, 30 s, made a 60 s limit act at 90 s).
+      connectionsCheckingInterval: checkingIntervalMs(headerTimeoutMs, requestTimeoutMs),
+    },
+    onRequest,
+  );
   server.on("connection", (socket: TrackedSocket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
-  server.on("clientError", (error, socket) => {
+  server.on("clientError", (error: Error & { code?: string }, socket: TrackedSocket) => {
+    const response = socket[RESPONSE];
+    // An answer already begun on this connection cannot be followed by another: only cut it.
+    const answering = response?.headersSent === true && !response.writableFinished;
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" && socket.writable && !answering) {
+      // A request in progress on the socket had its headers: its body was too slow, else its headers were.
+      const message =
+        (socket[ACTIVE] ?? 0) > 0
+          ? `request not received whole within ${requestTimeoutMs} ms (--http-request-timeout-ms)`
+          : `request headers not received within ${headersTimeoutMs} ms (--http-header-timeout-ms)`;
+      socket.end(rawAnswer("408 Request Timeout", errorBody(message)));
+      logger.verbose(`HTTP client error: 408 ${message}`);
+      return;
+    }
     // Malformed HTTP (bad headers, oversized header block): answer 400 where the socket still can.
-    if (socket.writable)
+    if (socket.writable && !answering)
       socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
     else socket.destroy();
-    logger.verbose(`HTTP client error: ${(error as Error).message}`);
+    logger.verbose(`HTTP client error: ${error.message}`);
   });
   // The last summary is written when the server has closed.
   server.once("close", () => rejections.close());
@@ -128,6 +188,11 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   return {
     url,
     port,
+    pendingResponseBytes() {
+      let bytes = 0;
+      for (const socket of sockets) bytes += socket.writableLength;
+      return bytes;
+    },
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing = true;
@@ -143,4 +208,19 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return closed;
     },
   };
+}
+
+/** A whole HTTP/1.1 answer written straight to a socket that has no response object (client errors). */
+function rawAnswer(statusLine: string, json: string): string {
+  return (
+    `HTTP/1.1 ${statusLine}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
+  );
+}
+
+/** How often node:http checks for expired requests: a quarter of the shortest limit, at most 1 s. */
+function checkingIntervalMs(headerTimeoutMs: number, requestTimeoutMs: number): number {
+  const limits = [headerTimeoutMs, requestTimeoutMs].filter((ms) => ms > 0);
+  if (limits.length === 0) return 30_000;
+  return Math.max(10, Math.min(1000, Math.floor(Math.min(...limits) / 4)));
 }

@@ -10,6 +10,7 @@ import { compressBody, negotiateEncoding } from "./compression.js";
 import { badRequest } from "./http-error.js";
 import { decodeInferRequest } from "./infer-request-decoder.js";
 import { encodeInferResponse } from "./infer-response-encoder.js";
+import { type SendTimeoutListener, writeBody } from "./response-writer.js";
 import type { Route } from "./router.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
@@ -43,6 +44,10 @@ export interface HandlerContext {
   readonly maxInputSize: number;
   /** Most elements one BYTES input may have (--max-bytes-tensor-elements). */
   readonly maxBytesTensorElements: number;
+  /** How long a response may make no progress before its connection is cut (0: never). */
+  readonly sendTimeoutMs: number;
+  /** Told of each connection cut by the send timeout. */
+  readonly onSendTimeout: SendTimeoutListener;
   /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
@@ -103,18 +108,11 @@ async function serveInfer(
     headers["Content-Encoding"] = encoding;
     headers["Content-Length"] = compressed.byteLength;
     res.writeHead(200, headers);
-    res.end(compressed);
+    writeBody(res, [compressed], context.sendTimeoutMs, context.onSendTimeout);
     return;
   }
   headers["Content-Length"] = encoded.byteLength;
   res.writeHead(200, headers);
-  if (encoded.binary.length === 0) {
-    res.end(encoded.json);
-    return;
-  }
-  res.cork();
-  res.write(encoded.json);
-  const last = encoded.binary.length - 1;
-  for (let i = 0; i < last; i++) res.write(encoded.binary[i]);
-  res.end(encoded.binary[last]);
+  const chunks = encoded.binary.length === 0 ? [encoded.json] : [encoded.json, ...encoded.binary];
+  writeBody(res, chunks, context.sendTimeoutMs, context.onSendTimeout);
 }
