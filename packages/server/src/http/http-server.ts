@@ -33,7 +33,7 @@ export interface HttpFrontEndOptions {
   readonly logger: Logger;
   /** Runs the front end's timers (the rejection summary). Default: the system clock. */
   readonly clock?: Clock;
-  /** Time from connection (or the end of the previous answer) to a request's whole header block; 0: none. */
+  /** Time from connection (or a kept-alive request's first byte) to its whole header block; 0: none. */
   readonly headerTimeoutMs?: number;
   /** Time for a whole request, headers and body, to arrive; 0: none. */
   readonly requestTimeoutMs?: number;
