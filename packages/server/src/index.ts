@@ -10,6 +10,7 @@ export { createSystemClock } from "./core/clock.js";
 export * from "./core/logger.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";
+export type { GrpcCompressionLevel, GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 export type {
   InferenceCoreHandle,
   InferenceCoreOptions,
