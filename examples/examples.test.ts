@@ -5,6 +5,8 @@ import { type RunningServer, silentLogger, startServer } from "@tbench/server";
 import { main as bytes } from "./bytes.js";
 import { main as cancellation } from "./cancellation.js";
 import { main as errorHandling } from "./error-handling.js";
+import { main as grpcSimple } from "./grpc-simple.js";
+import { main as grpcStreaming } from "./grpc-streaming.js";
 import { main as imageClassification } from "./image-classification.js";
 import { main as simple } from "./simple.js";
 
@@ -17,7 +19,7 @@ before(async () => {
     httpPort: 0,
     httpAddress: "127.0.0.1",
     metricsPort: false,
-    grpcPort: false,
+    grpcPort: 0,
     modelControlMode: "explicit",
     loadModels: ["simple", "resnet_like", "label_head", "ensemble_pipeline", "identity_bytes"],
     logger: silentLogger,
@@ -68,4 +70,14 @@ test("cancellation and deadlines", async () => {
   assert.equal((result.abortReason as Error).message, "user cancelled");
   assert.equal(result.deadline, "DEADLINE_EXCEEDED");
   assert.equal(result.inTime, "1000 scores");
+});
+
+test("grpc-simple: the quick start over gRPC gives the same sums and differences", async () => {
+  assert.deepEqual(await grpcSimple(server.grpcAddress!, quiet), await simple(server.httpUrl, quiet));
+});
+
+test("grpc-streaming: answers matched by id, the error answer yielded for its request", async () => {
+  const { answers, inferred } = await grpcStreaming(server.grpcAddress!, quiet);
+  assert.deepEqual(answers, { "req-0": 1, "req-1": 2, "req-2": 3, "req-3": "UNKNOWN", "req-4": 5 });
+  assert.deepEqual(inferred, [9, 19, 29]);
 });
