@@ -61,9 +61,9 @@ export interface HttpFrontEnd {
 
 /** Requests in progress on a socket, kept on the socket itself (no per-request map lookups). */
 const ACTIVE = Symbol("tbench.activeRequests");
-/** The latest response begun on a socket. */
+/** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
-type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse };
+type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
 
 /** How long close() waits for in-flight requests before cutting connections. */
 const CLOSE_GRACE_MS = 30_000;
@@ -101,6 +101,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   function onResponseClose(this: ServerResponse): void {
     const socket = this.req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
+    if (socket[RESPONSE] === this) socket[RESPONSE] = undefined;
     if (closing && socket[ACTIVE] === 0) socket.end();
     // A client that goes away before its answer aborts the core request.
     if (!this.writableFinished) abortClientRequest(this);
