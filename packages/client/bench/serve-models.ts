@@ -1,5 +1,5 @@
 // Child-process entry of the client benchmark: starts tbench-server on a free port with the named models
-// loaded and prints its URL as one JSON line, so the server never shares the benchmark's event loop.
+// loaded and prints its HTTP URL and gRPC address as one JSON line, so the server never shares the benchmark's event loop.
 import { silentLogger, startServer } from "@tbench/server";
 
 const server = await startServer({
@@ -7,12 +7,12 @@ const server = await startServer({
   httpPort: 0,
   httpAddress: "127.0.0.1",
   metricsPort: false,
-  grpcPort: false,
+  grpcPort: 0,
   modelControlMode: "explicit",
   loadModels: process.argv.slice(2),
   logger: silentLogger,
 });
-process.stdout.write(`${JSON.stringify({ httpUrl: server.httpUrl })}\n`);
+process.stdout.write(`${JSON.stringify({ httpUrl: server.httpUrl, grpcAddress: server.grpcAddress })}\n`);
 const stop = () => void server.close().then(() => process.exit(0));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -8,6 +8,8 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 /** A server running in a child process. */
 export interface ChildServer {
   url: string;
+  /** host:port of its gRPC front end. */
+  grpcAddress: string;
   close(): Promise<void>;
 }
 
@@ -24,17 +26,22 @@ export async function spawnServer(models: readonly string[]): Promise<ChildServe
     ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const line = text.split("\n").find((l) => l.startsWith("{"));
-      if (line !== undefined) resolve((JSON.parse(line) as { httpUrl: string }).httpUrl);
-    });
-    child.on("exit", (code) => reject(new Error(`tbench-server exited with code ${code} before listening`)));
-  });
+  const { httpUrl: url, grpcAddress } = await new Promise<{ httpUrl: string; grpcAddress: string }>(
+    (resolve, reject) => {
+      let text = "";
+      child.stdout?.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+        const line = text.split("\n").find((l) => l.startsWith("{"));
+        if (line !== undefined) resolve(JSON.parse(line) as { httpUrl: string; grpcAddress: string });
+      });
+      child.on("exit", (code) =>
+        reject(new Error(`tbench-server exited with code ${code} before listening`)),
+      );
+    },
+  );
   return {
     url,
+    grpcAddress,
     close: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -1,6 +1,7 @@
 /**
- * The one client interface. Transports (http/ today, grpc/ next) implement it, so application code and
- * tbench depend on this interface only and never branch on the transport.
+ * The one client interface. Both transports implement it (http/: createHttpClient, grpc/: createGrpcClient,
+ * which adds streams), so application code and tbench depend on this interface only and never branch on
+ * the transport.
  */
 import type { ModelConfig } from "@tbench/proto";
 import type { InferResult } from "./infer-result.js";
