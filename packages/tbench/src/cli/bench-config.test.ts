@@ -59,12 +59,91 @@ describe("resolveBenchConfig", () => {
     assert.deepEqual(config.inputData, ["a.json", "b.json"]);
   });
 
+  it("-i grpc: Triton's gRPC port by default, host:port or a grpc-js target, perf_analyzer's options", () => {
+    const grpc = resolveBenchConfig({ model: "m", protocol: "grpc" });
+    assert.equal(grpc.protocol, "grpc");
+    assert.equal(grpc.url, "localhost:8001");
+    assert.equal(grpc.streaming, false);
+    assert.equal(grpc.grpcCompression, "none");
+    assert.equal(grpc.grpcSsl, undefined);
+    assert.equal(grpc.async, false);
+    // perf_analyzer lower-cases the protocol.
+    assert.equal(resolveBenchConfig({ model: "m", protocol: "gRPC" }).protocol, "grpc");
+    assert.equal(resolveBenchConfig({ model: "m", protocol: "HTTP" }).url, "http://localhost:8000");
+    for (const url of ["10.0.0.2:9001", "grpc://h:1", "grpcs://h:443", "dns:///svc.ns:8001", "unix:/tmp/s"]) {
+      assert.equal(resolveBenchConfig({ model: "m", protocol: "grpc", url }).url, url);
+    }
+    const streaming = resolveBenchConfig({
+      model: "m",
+      protocol: "grpc",
+      streaming: true,
+      grpcCompressionAlgorithm: "deflate",
+    });
+    assert.equal(streaming.streaming, true);
+    assert.equal(streaming.async, true, "perf_analyzer makes streaming asynchronous");
+    assert.equal(streaming.grpcCompression, "deflate");
+    const tls = resolveBenchConfig({
+      model: "m",
+      protocol: "grpc",
+      sslGrpcUseSsl: true,
+      sslGrpcRootCertificationsFile: "ca.pem",
+      sslGrpcPrivateKeyFile: "k.pem",
+      sslGrpcCertificateChainFile: "c.pem",
+    });
+    assert.deepEqual(tls.grpcSsl, {
+      rootCertificationsFile: "ca.pem",
+      privateKeyFile: "k.pem",
+      certificateChainFile: "c.pem",
+    });
+    assert.equal(
+      resolveBenchConfig({ model: "m", protocol: "grpc", sslGrpcUseSsl: "false" }).grpcSsl,
+      undefined,
+    );
+  });
+
+  it("refuses gRPC-only flags without -i grpc, and what perf_analyzer refuses with them", () => {
+    fails({ streaming: true }, /^--streaming: streaming is only allowed with -i grpc$/);
+    fails({ protocol: "grpc", streaming: true, sync: true }, /^--streaming cannot be used with --sync/);
+    fails(
+      { grpcCompressionAlgorithm: "gzip" },
+      /^--grpc-compression-algorithm: compression is only allowed with -i grpc$/,
+    );
+    fails(
+      { protocol: "grpc", grpcCompressionAlgorithm: "zstd" },
+      /^--grpc-compression-algorithm: expected one of none\|gzip\|deflate, got "zstd"$/,
+    );
+    fails({ sslGrpcUseSsl: true }, /^--ssl-grpc-use-ssl: only allowed with -i grpc/);
+    fails(
+      { protocol: "grpc", sslGrpcUseSsl: "yes" },
+      /^--ssl-grpc-use-ssl: expected true, false or no value, got "yes"$/,
+    );
+    fails(
+      { protocol: "grpc", sslGrpcRootCertificationsFile: "ca.pem" },
+      /^--ssl-grpc-root-certifications-file: needs --ssl-grpc-use-ssl/,
+    );
+    fails(
+      { protocol: "grpc", sslGrpcUseSsl: true, sslGrpcPrivateKeyFile: "k.pem" },
+      /^--ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file: expected both/,
+    );
+    fails(
+      { protocol: "grpc", url: "http://localhost:8001" },
+      /^-u: with -i grpc expected host:port \(e\.g\. localhost:8001\).*, got "http:\/\/localhost:8001" \(an HTTP URL\)$/,
+    );
+    fails(
+      { protocol: "grpc", url: "localhost" },
+      /^-u: with -i grpc expected host:port.*, got "localhost" \(no port\)$/,
+    );
+    fails(
+      { protocol: "grpc", url: "localhost:8001/v2" },
+      /^-u: with -i grpc expected host:port.*, got "localhost:8001\/v2"$/,
+    );
+  });
+
   it("rejects bad flags with one line naming the flag, what was expected and what was given", () => {
     assert.throws(
       () => resolveBenchConfig({}),
       (e: unknown) => e instanceof UsageError && /^-m: the model name is required/.test(e.message),
     );
-    fails({ protocol: "grpc" }, /^-i grpc: the gRPC transport is not available in this build; use -i http$/);
     fails({ protocol: "udp" }, /^-i: expected http or grpc, got "udp"$/);
     fails(
       { measurementInterval: "abc" },

@@ -1,14 +1,21 @@
 import { z } from "zod";
 import type { RequestDistribution } from "../load/schedule.js";
-import { normalizeUrl, parseHeader, parseRange, parseShape } from "./parse-values.js";
+import { normalizeGrpcUrl, normalizeUrl, parseHeader, parseRange, parseShape } from "./parse-values.js";
 import { UsageError } from "./usage-error.js";
 
 /** The validated, defaulted, frozen configuration of one tbench run. Internal code trusts it. */
 export interface BenchConfig {
   readonly model: string;
   readonly modelVersion: string | undefined;
+  /** `http(s)://host:port` for HTTP; for gRPC `host:port` or a grpc-js target, as given (see parse-values). */
   readonly url: string;
-  readonly protocol: "http";
+  readonly protocol: "http" | "grpc";
+  /** `--streaming`: one bidirectional ModelStreamInfer stream per context (gRPC only). */
+  readonly streaming: boolean;
+  /** `--grpc-compression-algorithm`: compression of gRPC requests. */
+  readonly grpcCompression: "none" | "gzip" | "deflate";
+  /** `--ssl-grpc-*`: TLS of the gRPC channel (PEM file paths; read once by the run), undefined for plaintext. */
+  readonly grpcSsl: GrpcSslFiles | undefined;
   readonly verbosity: number;
   readonly workers: number;
   readonly seed: number;
@@ -52,6 +59,16 @@ export interface BenchConfig {
   readonly profileExportFile: string | undefined;
   readonly jsonFile: string | undefined;
 }
+
+/** `--ssl-grpc-use-ssl` and its PEM files (perf_analyzer's names). */
+export interface GrpcSslFiles {
+  readonly rootCertificationsFile: string | undefined;
+  readonly privateKeyFile: string | undefined;
+  readonly certificateChainFile: string | undefined;
+}
+
+/** Default `-u` per protocol: Triton's ports, as perf_analyzer picks them. */
+export const DEFAULT_URLS = { http: "localhost:8000", grpc: "localhost:8001" } as const;
 
 /** The options as commander hands them over (strings; lists for repeatable flags). */
 export type RawOptions = Record<string, unknown>;
@@ -98,8 +115,15 @@ const rawSchema = z.object({
     .string({ error: "-m: the model name is required (e.g. tbench -m simple)" })
     .min(1, "-m: the model name is required"),
   modelVersion: z.string().optional(),
-  url: z.string().default("localhost:8000"),
+  url: z.string().optional(),
   protocol: z.string().default("http"),
+  streaming: z.boolean().default(false),
+  grpcCompressionAlgorithm: z.string().optional(),
+  // Bare flag as in perf_analyzer (no_argument); its help text shows "<bool>", so true/false are taken too.
+  sslGrpcUseSsl: z.union([z.boolean(), z.string()]).optional(),
+  sslGrpcRootCertificationsFile: z.string().optional(),
+  sslGrpcPrivateKeyFile: z.string().optional(),
+  sslGrpcCertificateChainFile: z.string().optional(),
   verbose: z.number().default(0),
   workers: int("--workers", 1).default(1),
   seed: int("--seed", 0).default(1),
@@ -164,11 +188,13 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     throw new UsageError(issue?.message ?? "invalid options");
   }
   const o = parsed.data;
-  if (o.protocol === "grpc") {
-    throw new UsageError("-i grpc: the gRPC transport is not available in this build; use -i http");
+  // perf_analyzer's ParseProtocol lower-cases: -i gRPC and -i HTTP are accepted.
+  const protocol = o.protocol.toLowerCase();
+  if (protocol !== "http" && protocol !== "grpc") {
+    throw new UsageError(`-i: expected http or grpc, got "${o.protocol}"`);
   }
-  if (o.protocol !== "http") throw new UsageError(`-i: expected http or grpc, got "${o.protocol}"`);
   if (o.async && o.sync) throw new UsageError("--async and --sync cannot be used together");
+  const grpc = resolveGrpcOptions(o, protocol);
   const given = [o.concurrencyRange, o.requestRateRange, o.requestIntervals].filter((v) => v !== undefined);
   if (given.length > 1) {
     throw new UsageError(
@@ -219,8 +245,14 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
   const config: BenchConfig = {
     model: o.model,
     modelVersion: o.modelVersion,
-    url: normalizeUrl("-u", o.url),
-    protocol: "http",
+    url:
+      protocol === "grpc"
+        ? normalizeGrpcUrl("-u", o.url ?? DEFAULT_URLS.grpc)
+        : normalizeUrl("-u", o.url ?? DEFAULT_URLS.http),
+    protocol,
+    streaming: o.streaming,
+    grpcCompression: grpc.compression,
+    grpcSsl: grpc.ssl,
     verbosity: o.verbose,
     workers: o.workers,
     seed: o.seed,
@@ -230,7 +262,8 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     requestIntervalsFile: o.requestIntervals,
     requestDistribution: o.requestDistribution,
     binarySearch: o.binarySearch,
-    async: o.async || (mode === "request_rate" && !o.sync),
+    // perf_analyzer turns --streaming into async calls (perf_analyzer.cc); --sync is refused with it above.
+    async: o.async || o.streaming || (mode === "request_rate" && !o.sync),
     maxThreads: o.maxThreads ?? (mode === "request_rate" ? 4 : 16),
     measurementMode: o.measurementMode,
     measurementIntervalMs: o.measurementInterval,
@@ -260,4 +293,72 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     jsonFile: o.json,
   };
   return Object.freeze(config);
+}
+
+type ParsedRaw = z.infer<typeof rawSchema>;
+
+/**
+ * The gRPC-only flags: perf_analyzer refuses --streaming and --grpc-compression-algorithm without -i grpc
+ * (command_line_parser.cc) and streaming with --sync (perf_analyzer.cc); it silently ignores the
+ * --ssl-grpc-* flags over HTTP and the PEM files without --ssl-grpc-use-ssl, which tbench refuses instead
+ * (a flag that does nothing is a mistake the user wants to hear about).
+ */
+function resolveGrpcOptions(
+  o: ParsedRaw,
+  protocol: "http" | "grpc",
+): { compression: BenchConfig["grpcCompression"]; ssl: GrpcSslFiles | undefined } {
+  if (o.streaming && protocol !== "grpc") {
+    throw new UsageError("--streaming: streaming is only allowed with -i grpc");
+  }
+  if (o.streaming && o.sync) {
+    throw new UsageError("--streaming cannot be used with --sync (streams are asynchronous)");
+  }
+  const compression = o.grpcCompressionAlgorithm ?? "none";
+  if (compression !== "none" && compression !== "gzip" && compression !== "deflate") {
+    throw new UsageError(
+      `--grpc-compression-algorithm: expected one of none|gzip|deflate, got "${compression}"`,
+    );
+  }
+  if (o.grpcCompressionAlgorithm !== undefined && protocol !== "grpc") {
+    throw new UsageError("--grpc-compression-algorithm: compression is only allowed with -i grpc");
+  }
+  let useSsl = false;
+  if (typeof o.sslGrpcUseSsl === "boolean") useSsl = o.sslGrpcUseSsl;
+  else if (o.sslGrpcUseSsl !== undefined) {
+    const text = o.sslGrpcUseSsl.toLowerCase();
+    if (text !== "true" && text !== "false") {
+      throw new UsageError(`--ssl-grpc-use-ssl: expected true, false or no value, got "${o.sslGrpcUseSsl}"`);
+    }
+    useSsl = text === "true";
+  }
+  const files: [string, string | undefined][] = [
+    ["--ssl-grpc-root-certifications-file", o.sslGrpcRootCertificationsFile],
+    ["--ssl-grpc-private-key-file", o.sslGrpcPrivateKeyFile],
+    ["--ssl-grpc-certificate-chain-file", o.sslGrpcCertificateChainFile],
+  ];
+  for (const [flag, value] of files) {
+    if (value === undefined) continue;
+    if (value.trim() === "") throw new UsageError(`${flag}: expected a file path, got ""`);
+    if (protocol !== "grpc") throw new UsageError(`${flag}: only allowed with -i grpc`);
+    if (!useSsl)
+      throw new UsageError(`${flag}: needs --ssl-grpc-use-ssl (without it the channel is plaintext)`);
+  }
+  if (o.sslGrpcUseSsl !== undefined && protocol !== "grpc") {
+    throw new UsageError("--ssl-grpc-use-ssl: only allowed with -i grpc (for HTTPS give -u an https:// URL)");
+  }
+  if ((o.sslGrpcPrivateKeyFile === undefined) !== (o.sslGrpcCertificateChainFile === undefined)) {
+    throw new UsageError(
+      "--ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file: expected both (a client " +
+        "certificate for mutual TLS) or neither",
+    );
+  }
+  if (!useSsl) return { compression, ssl: undefined };
+  return {
+    compression,
+    ssl: Object.freeze({
+      rootCertificationsFile: o.sslGrpcRootCertificationsFile,
+      privateKeyFile: o.sslGrpcPrivateKeyFile,
+      certificateChainFile: o.sslGrpcCertificateChainFile,
+    }),
+  };
 }

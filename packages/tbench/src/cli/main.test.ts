@@ -61,11 +61,12 @@ describe("tbench command line (child process)", { timeout: 60_000 }, () => {
     );
     const commands: Record<string, string[]> = {
       noModel: [],
-      grpc: ["-m", "simple", "-i", "grpc"],
+      streamingSync: ["-m", "simple", "-i", "grpc", "--streaming", "--sync"],
       unknown: ["-m", "simple", "--bogus"],
       notYet: ["-m", "simple", "--shared-memory", "system", "-i", "grpc"],
       help: ["--help"],
       unreachable: ["-m", "simple", "-u", "127.0.0.1:1"],
+      unreachableGrpc: ["-m", "simple", "-i", "grpc", "-u", "127.0.0.1:1"],
       failing: ["compare", base, cand, "--metric", "throughput", "--max-regression", "10"],
       passing: ["compare", base, cand, "--metric", "throughput", "--min-ratio", "0.75"],
     };
@@ -80,9 +81,9 @@ describe("tbench command line (child process)", { timeout: 60_000 }, () => {
   it("validates flags with one clear line and exit code 2", () => {
     assertOneLineError(runs["noModel"]!, 2, /^tbench: error: -m: the model name is required/);
     assertOneLineError(
-      runs["grpc"]!,
+      runs["streamingSync"]!,
       2,
-      /^tbench: error: -i grpc: the gRPC transport is not available in this build; use -i http$/,
+      /^tbench: error: --streaming cannot be used with --sync \(streams are asynchronous\)$/,
     );
     assertOneLineError(runs["unknown"]!, 2, /^tbench: error: unknown option '--bogus'/);
     // A perf_analyzer flag tbench does not implement is named, before any other check.
@@ -117,6 +118,7 @@ describe("tbench command line (child process)", { timeout: 60_000 }, () => {
 
   it("an unreachable server is one line and exit code 1", () => {
     assertOneLineError(runs["unreachable"]!, 1, /^tbench: error: /);
+    assertOneLineError(runs["unreachableGrpc"]!, 1, /^tbench: error: .*127\.0\.0\.1:1/);
   });
 
   it("compare: side-by-side table, exit 1 when the gate fails, 0 when it passes", () => {

@@ -73,3 +73,33 @@ export function normalizeUrl(flag: string, text: string): string {
   }
   return withScheme.replace(/\/+$/, "");
 }
+
+/** grpc-js's own target schemes (its resolvers), passed to the client as given. */
+const GRPC_TARGET_SCHEMES = /^(dns|unix|unix-abstract|ipv4|ipv6|vsock):/i;
+
+/**
+ * Checks `-u` for `-i grpc`: `host:port` (perf_analyzer's form, e.g. `localhost:8001`), `grpc://host:port`
+ * or `grpcs://host:port`, or a grpc-js target (`dns:///host:8001`, `unix:/path`, ...), all handed to
+ * `createGrpcClient` unchanged. An http(s) URL is refused: it is the HTTP front end's address, not gRPC's.
+ */
+export function normalizeGrpcUrl(flag: string, text: string): string {
+  const expected = `${flag}: with -i grpc expected host:port (e.g. localhost:8001), grpc(s)://host:port or a grpc-js target such as dns:///host:8001`;
+  if (GRPC_TARGET_SCHEMES.test(text) && !/^[a-z]+:\d+$/i.test(text)) return text;
+  if (/^https?:\/\//i.test(text)) {
+    throw new UsageError(`${expected}, got "${text}" (an HTTP URL)`);
+  }
+  const hasScheme = /^grpcs?:\/\//i.test(text);
+  if (!hasScheme && /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw new UsageError(`${expected}, got "${text}"`);
+  let url: URL;
+  try {
+    url = new URL(hasScheme ? text : `grpc://${text}`);
+  } catch {
+    throw new UsageError(`${expected}, got "${text}"`);
+  }
+  const rest = url.pathname.replace(/\/+$/, "");
+  if (url.hostname === "" || rest !== "" || url.search !== "" || url.hash !== "") {
+    throw new UsageError(`${expected}, got "${text}"`);
+  }
+  if (!hasScheme && url.port === "") throw new UsageError(`${expected}, got "${text}" (no port)`);
+  return text.replace(/\/+$/, "");
+}

@@ -31,8 +31,7 @@ export const UNSUPPORTED_PERF_ANALYZER_FLAGS: readonly UnsupportedFlag[] = Objec
   short("t", true, "--concurrency-range"),
   short("c", true, "--concurrency-range"),
   long("data-directory"),
-  // Sequence models, streaming and decoupled models.
-  long("streaming", false),
+  // Sequence models and decoupled models.
   long("sequence-length"),
   long("sequence-length-variation"),
   long("sequence-id-range"),
@@ -49,17 +48,12 @@ export const UNSUPPORTED_PERF_ANALYZER_FLAGS: readonly UnsupportedFlag[] = Objec
   long("triton-server-directory"),
   long("model-repository"),
   long("bls-composing-models"),
-  long("grpc-compression-algorithm"),
   long("grpc-method"),
   long("request-parameter"),
   long("shared-memory"),
   long("output-shared-memory-size"),
   long("enable-mpi", false),
-  // TLS.
-  long("ssl-grpc-use-ssl", false),
-  long("ssl-grpc-root-certifications-file"),
-  long("ssl-grpc-private-key-file"),
-  long("ssl-grpc-certificate-chain-file"),
+  // HTTPS client TLS (perf_analyzer's libcurl options; tbench's HTTP takes an https:// URL).
   long("ssl-https-verify-peer"),
   long("ssl-https-verify-host"),
   long("ssl-https-ca-certificates-file"),

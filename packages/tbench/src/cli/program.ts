@@ -102,16 +102,30 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
 
   program.optionsGroup("Request Options:");
   program
-    .option("-i <protocol>", "http | grpc (default: http; gRPC is not available in this build)")
+    .option("-i <protocol>", "http | grpc (default: http)")
+    .option("--streaming", "gRPC only: send over one bidirectional stream per context (async calls)")
+    .option(
+      "--grpc-compression-algorithm <algorithm>",
+      "gRPC only: compress requests, none | gzip | deflate (default: none)",
+    )
     .option(
       "-a, --async",
       "asynchronous requests (in request-rate mode: no in-flight cap; the default there)",
     )
     .option("--sync", "synchronous requests (in request-rate mode: at most --max-threads in flight)")
-    .option("-H <header:value>", "add an HTTP header to every request (repeatable)", collect);
+    .option(
+      "-H <header:value>",
+      "add an HTTP header (gRPC: metadata) to every request (repeatable)",
+      collect,
+    );
 
   program.optionsGroup("Server Options:");
-  program.option("-u <url>", "server URL (default: localhost:8000)");
+  program
+    .option("-u <url>", "server URL (default: localhost:8000 with -i http, localhost:8001 with -i grpc)")
+    .option("--ssl-grpc-use-ssl [bool]", "gRPC only: use an encrypted channel (TLS)")
+    .option("--ssl-grpc-root-certifications-file <path>", "PEM root certificates to trust (with TLS)")
+    .option("--ssl-grpc-private-key-file <path>", "PEM client private key (mutual TLS)")
+    .option("--ssl-grpc-certificate-chain-file <path>", "PEM client certificate chain (mutual TLS)");
 
   program.optionsGroup("Prometheus Metrics Options:");
   program

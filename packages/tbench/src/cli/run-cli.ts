@@ -23,8 +23,12 @@ export type CliIo = Pick<RunIo, "stdout" | "stderr" | "signal"> & Partial<Pick<R
 
 function oneLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return `${message}${cause && !message.includes(cause.slice(2)) ? cause : ""}`.replace(/\s*\n\s*/g, " ");
+  const causeMessage = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
+  // grpc-js prefixes its errors' messages with the status ("14 UNAVAILABLE: "); the client's message
+  // already holds the rest.
+  const bare = causeMessage.replace(/^\d+ [A-Z_]+: /, "");
+  const cause = causeMessage !== "" && !message.includes(bare) ? `: ${causeMessage}` : "";
+  return `${message}${cause}`.replace(/\s*\n\s*/g, " ");
 }
 
 /**

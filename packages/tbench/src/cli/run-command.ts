@@ -1,6 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { createHttpClient, type InferenceClient } from "@tbench/client";
+import type { InferenceClient } from "@tbench/client";
 import { buildRequestData, type InputDataFile, type InputMetadata } from "../load/input-data.js";
 import {
   createLocalLoadDriver,
@@ -10,6 +10,7 @@ import {
 } from "../load/load-driver.js";
 import { parseRequestIntervals } from "../load/schedule.js";
 import { createSender, SENDER_MODULE_URL, type SenderSpec } from "../load/sender-factory.js";
+import { createTransportClient, type TransportSpec } from "../load/transport.js";
 import { createWorkerLoadDriver } from "../load/worker-driver.js";
 import { STANDARD_PERCENTILES } from "../measure/histogram.js";
 import { createLevelProfiler, type LevelResult } from "../measure/level-profiler.js";
@@ -29,6 +30,7 @@ import { formatProfileExport } from "../report/profile-export.js";
 import { createProgressLine, type ProgressStream } from "../report/progress-line.js";
 import { formatSweepTable } from "../report/sweep-table.js";
 import type { BenchConfig } from "./bench-config.js";
+import { readGrpcTls } from "./grpc-tls-files.js";
 import { explainModelError } from "./model-availability.js";
 import { UsageError } from "./usage-error.js";
 import { findValidationMismatch } from "./validation-check.js";
@@ -39,7 +41,10 @@ export interface RunIo {
   stderr: ProgressStream;
   /** Aborted on Ctrl-C: the current window ends, what was measured is reported. */
   signal: AbortSignal;
-  /** Client for metadata, config and statistics (tests may pass their own); default: `@tbench/client` HTTP. */
+  /**
+   * Client for metadata, config and statistics (tests may pass their own); default: `@tbench/client` over
+   * the run's transport (`-i`).
+   */
   createClient?: ((url: string, headers: Record<string, string>) => InferenceClient) | undefined;
   version: string;
 }
@@ -48,10 +53,6 @@ export interface RunIo {
 export interface RunOutcome {
   results: LevelResult[];
   exitCode: number;
-}
-
-function defaultClient(url: string, headers: Record<string, string>): InferenceClient {
-  return createHttpClient({ url, headers, connections: 4, maxRetries: 2 });
 }
 
 /** Reads the model's composing models (ensembles), recursively, from the model configs. */
@@ -111,7 +112,17 @@ function levelsOf(config: BenchConfig, rateFromIntervals: number | undefined): n
 export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunOutcome> {
   const print = (text: string) => io.stdout.write(text);
   const warn = (text: string) => io.stderr.write(`${text}\n`);
-  const client = (io.createClient ?? defaultClient)(config.url, { ...config.headers });
+  const transport: TransportSpec = {
+    protocol: config.protocol,
+    url: config.url,
+    headers: { ...config.headers },
+    compression: config.grpcCompression,
+    tls: config.grpcSsl === undefined ? undefined : await readGrpcTls(config.grpcSsl),
+  };
+  const client =
+    io.createClient !== undefined
+      ? io.createClient(config.url, { ...config.headers })
+      : createTransportClient(transport, { connections: 4, maxRetries: 2 });
   let driver: LoadDriver | undefined;
   const scraper = config.collectMetrics
     ? createMetricsScraper({
@@ -208,8 +219,13 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
     const perWorker = (n: number) => Math.max(1, Math.ceil(n / config.workers));
     const spec: SenderSpec = {
       target: "infer",
-      url: config.url,
-      headers: { ...config.headers },
+      transport,
+      streaming: config.streaming,
+      // perf_analyzer: one stream per context; in rate mode, one per --max-threads thread.
+      streams:
+        config.mode === "concurrency"
+          ? perWorker(config.range.end === 0 && explicitLevels === undefined ? 1024 : maxLevel)
+          : perWorker(config.maxThreads),
       connections:
         config.mode === "concurrency"
           ? perWorker(config.range.end === 0 && explicitLevels === undefined ? 1024 : maxLevel)

@@ -27,7 +27,8 @@ function sameValue(actual: unknown, expected: unknown): boolean {
   return actual === expected;
 }
 
-function check(
+/** Checks a response against `validation_data`; throws {@link ValidationMismatchError} on the first mismatch. */
+export function checkExpected(
   result: Awaited<ReturnType<PreparedInfer["send"]>>,
   expected: readonly ExpectedOutput[],
 ): void {
@@ -80,7 +81,7 @@ export function createInferSender(options: InferSenderOptions): RequestSender {
       }
       const expected = requests[slot]?.expected;
       if (expected === undefined) return sent;
-      return sent.then((result) => check(result, expected));
+      return sent.then((result) => checkExpected(result, expected));
     },
     async close() {
       if (closed) return;

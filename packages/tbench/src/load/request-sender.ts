@@ -1,3 +1,5 @@
+import { GRPC_STATUS_NAMES } from "@tbench/proto";
+
 /**
  * What the load layer calls to issue one request. The real one wraps `@tbench/client` (see
  * `infer-sender.ts`); tests pass their own through options. `send` resolves when the response has been
@@ -16,16 +18,38 @@ export interface RequestSender {
 /** Error code used when a response does not match the `validation_data` of the input file. */
 export const VALIDATION_ERROR_KIND = "VALIDATION";
 
+/** The gRPC status of an error from the gRPC transport: its own field, or grpc-js's status in `cause`. */
+function grpcStatusOf(error: object): string | undefined {
+  for (const key of ["grpcStatus", "grpcCode"]) {
+    const value = (error as Record<string, unknown>)[key];
+    if (typeof value === "string" && value.length > 0) return value;
+    if (typeof value === "number") return GRPC_STATUS_NAMES[value] ?? String(value);
+  }
+  // grpc-js's ServiceError / StatusObject carries the status number as `code` (Node's errors use strings).
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause !== null && typeof cause === "object") {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "number" && "details" in cause) return GRPC_STATUS_NAMES[code] ?? String(code);
+  }
+  return undefined;
+}
+
 /**
- * The kind under which a failed request is counted: the client error's `code` and, when known, its HTTP
- * status (e.g. `UNAVAILABLE (503)`); anything else by its name.
+ * The kind under which a failed request is counted. Its first word is the client error's `code`, which
+ * `@tbench/client` takes from @tbench/proto's status table for both transports, so the same failure counts
+ * under the same word over HTTP and gRPC; in parentheses what the server said: the HTTP status number
+ * (`UNAVAILABLE (503)`), or `grpc` and the gRPC status name (`UNAVAILABLE (grpc UNAVAILABLE)`). An error
+ * answer on a stream (Triton's `error_message`, which has no status) and client-side failures have the
+ * code alone; anything else is counted by its name.
  */
 export function classifyError(error: unknown): string {
   if (error !== null && typeof error === "object") {
     const code = (error as { code?: unknown }).code;
     const status = (error as { status?: unknown }).status;
     if (typeof code === "string" && code.length > 0) {
-      return typeof status === "number" ? `${code} (${status})` : code;
+      if (typeof status === "number") return `${code} (${status})`;
+      const grpc = grpcStatusOf(error);
+      return grpc === undefined ? code : `${code} (grpc ${grpc})`;
     }
     if (typeof status === "number") return `HTTP ${status}`;
     const name = (error as { name?: unknown }).name;
