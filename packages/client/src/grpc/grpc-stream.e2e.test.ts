@@ -41,6 +41,8 @@ const HOLDING_CONFIG: ModelConfig = {
   },
 };
 const fp64 = { inputs: [{ name: "INPUT0", datatype: "FP64" as const, shape: [1, 2], data: [1, 2] }] };
+/** A request the server refuses at once (wrong datatype): an error answer that does not depend on the queue. */
+const wrongType = { inputs: [{ name: "INPUT0", datatype: "FP32" as const, shape: [1, 2], data: [1, 2] }] };
 
 let server: RunningServer;
 let client: GrpcInferenceClient;
@@ -91,6 +93,17 @@ async function queueIsFree(): Promise<void> {
     assert.ok(error instanceof UnavailableError && /maximum queue size/.test(error.message), String(error));
     if (Date.now() > until) assert.fail("the server still holds the cancelled request");
     await delay(20);
+  }
+}
+
+/** Resolves once the server's identity_fp64 queue holds a request (a stream's write is on its way until then). */
+async function untilHeld(): Promise<void> {
+  const until = Date.now() + 10_000;
+  const pending = (): number =>
+    server.core.metricsSnapshot().find((m) => m.model === "identity_fp64")?.pendingRequests ?? 0;
+  while (pending() === 0) {
+    if (Date.now() > until) assert.fail("the stream's request never reached the server's queue");
+    await delay(10);
   }
 }
 
@@ -174,15 +187,17 @@ describe("stream", () => {
   test("cancel() mid-stream: pending requests get AbortedError with the reason; the server drops them", async () => {
     const stream = client.stream("identity_fp64");
     const held = stream.infer(fp64);
-    const written = stream.write(fp64); // refused by the full queue: an error answer, yielded
-    const first = await stream[Symbol.asyncIterator]().next();
-    assert.equal(first.value.id, written);
-    assert.equal(first.value.ok, false);
+    // Refused at once by the server, but a stream answers in request order: it waits behind the held one.
+    const written = stream.write(wrongType);
+    await untilHeld();
     stream.cancel(new Error("stop"));
     await assert.rejects(
       held,
       (e: unknown) => e instanceof AbortedError && (e.cause as Error).message === "stop",
     );
+    const cancelled = await stream[Symbol.asyncIterator]().next();
+    assert.equal(cancelled.value?.id, written);
+    assert.ok(cancelled.value?.ok === false && cancelled.value.error instanceof AbortedError);
     assert.equal(
       (await stream[Symbol.asyncIterator]().next()).done,
       true,
@@ -193,8 +208,9 @@ describe("stream", () => {
 
   test("breaking out of for-await cancels the stream; so does aborting its signal", async () => {
     const stream = client.stream("identity_fp64");
+    stream.write(wrongType); // refused at once: the first answer (answers come in request order)
     stream.write(fp64); // held by the batcher
-    stream.write(fp64); // refused: the first answer
+    await untilHeld();
     for await (const r of stream) {
       assert.equal(r.ok, false);
       break;

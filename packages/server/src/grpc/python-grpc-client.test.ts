@@ -134,9 +134,7 @@ describe("a Python grpcio client against tbench-server", { timeout: 120_000 }, (
       assert.ok(metadata["extensions"].includes(extension), `extension ${extension}`);
   });
 
-  // Differs from Triton today (reported, not fixed here): tbench-server serves ModelConfig and request
-  // parameters but does not list "model_configuration" and "parameters", which Triton's core lists.
-  test("ServerMetadata lists model_configuration and parameters, as Triton does", { todo: true }, () => {
+  test("ServerMetadata lists model_configuration and parameters, as Triton does", () => {
     const metadata = answer("server_metadata");
     for (const extension of ["model_configuration", "parameters"])
       assert.ok(metadata["extensions"].includes(extension), `extension ${extension}`);
@@ -245,12 +243,9 @@ describe("a Python grpcio client against tbench-server", { timeout: 120_000 }, (
     );
   });
 
-  // Differs from Triton today (reported, not fixed here): Triton queues every request of a stream to a
-  // non-decoupled model for its answer in arrival order (stream_infer_handler.cc EnqueueForResponse), error
-  // answers included; tbench-server writes an error answer at once, ahead of earlier requests still running.
-  test("ModelStreamInfer answers in request order, as Triton does for a non-decoupled model", {
-    todo: true,
-  }, () => {
+  // Triton queues every request of a stream to a non-decoupled model for its answer in arrival order
+  // (stream_infer_handler.cc EnqueueForResponse), error answers included.
+  test("ModelStreamInfer answers in request order, as Triton does for a non-decoupled model", () => {
     const responses = answer("stream")["responses"] as Any[];
     assert.deepEqual(
       responses.map((r) => r["id"]),

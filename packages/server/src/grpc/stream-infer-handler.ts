@@ -1,7 +1,10 @@
 /**
  * ModelStreamInfer, as Triton's non-decoupled stream handler (server src/grpc/stream_infer_handler.cc):
  * each request runs on its own and gets exactly one ModelStreamInferResponse carrying its id; an error goes
- * in `error_message` with `infer_response.id` set and the stream stays open. When the client half-closes,
+ * in `error_message` with `infer_response.id` set and the stream stays open. Answers are written in the
+ * order the requests came, errors included (Triton queues each request for its answer and writes only the
+ * front of that queue: GrpcStreamContext's EnqueueForResponse / WriteResponseIfReady), so a fast error or
+ * a request batched early waits behind the answers of the requests sent before it. When the client half-closes,
  * the stream ends with OK once every request it sent is answered; when it goes away, what has not run is
  * cancelled and nothing more is written.
  *
@@ -73,8 +76,14 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
         finish();
       }
     };
-    const answer = (response: StreamResponse): void => {
-      if (!over) call.write(response);
+    // Answers in request order: each request holds a slot; a slot's answer is written once every slot
+    // before it has been written.
+    const slots: Array<{ response: StreamResponse | undefined }> = [];
+    const flush = (): void => {
+      while (slots.length > 0 && slots[0]?.response !== undefined) {
+        const { response } = slots.shift() as { response: StreamResponse };
+        if (!over) call.write(response);
+      }
     };
     const endWithError = (error: unknown): void => {
       if (over) return;
@@ -86,6 +95,12 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
     call.on("data", (request: ModelInferRequest) => {
       if (over) return;
       pending++;
+      const slot: { response: StreamResponse | undefined } = { response: undefined };
+      slots.push(slot);
+      const answer = (response: StreamResponse): void => {
+        slot.response = response;
+        flush();
+      };
       const id = request.id;
       const emptyFinal = wantsEmptyFinalResponse(request);
       const fence = errorMode ? issueFence() : undefined;

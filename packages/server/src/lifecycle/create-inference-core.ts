@@ -89,12 +89,16 @@ export interface InferenceCoreHandle extends InferenceCore {
 
 const SERVER_NAME = "tbench-server";
 const SERVER_VERSION = "0.1.0";
+/** Triton's core lists these in this order (server.cc), less what tbench-server does not serve. */
 const EXTENSIONS = [
   "classification",
   "model_repository",
+  "model_repository(unload_dependents)",
   "schedule_policy",
-  "statistics",
+  "model_configuration",
   "binary_tensor_data",
+  "parameters",
+  "statistics",
 ];
 const DEFAULT_REPOSITORY_POLL_SECS = 15;
 
