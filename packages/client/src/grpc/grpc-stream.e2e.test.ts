@@ -83,7 +83,7 @@ function inputsOf(i: number): InferInput[] {
  * this probes until it has (bounded: a held request would otherwise stay for 60 s, so a missed cancel fails).
  */
 async function queueIsFree(): Promise<void> {
-  const until = Date.now() + 10_000;
+  const until = Date.now() + 30_000; // still well under the 60 s hold, so a missed cancel fails
   for (;;) {
     const error = await client.infer("identity_fp64", { ...fp64, timeoutUs: 1000 }).then(
       () => assert.fail("a lone request cannot complete"),
@@ -98,7 +98,7 @@ async function queueIsFree(): Promise<void> {
 
 /** Resolves once the server's identity_fp64 queue holds a request (a stream's write is on its way until then). */
 async function untilHeld(): Promise<void> {
-  const until = Date.now() + 10_000;
+  const until = Date.now() + 30_000; // still well under the 60 s hold, so a missed cancel fails
   const pending = (): number =>
     server.core.metricsSnapshot().find((m) => m.model === "identity_fp64")?.pendingRequests ?? 0;
   while (pending() === 0) {
