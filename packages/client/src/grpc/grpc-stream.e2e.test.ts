@@ -98,7 +98,7 @@ async function queueIsFree(): Promise<void> {
 
 /** Resolves once the server's identity_fp64 queue holds a request (a stream's write is on its way until then). */
 async function untilHeld(): Promise<void> {
-  const until = Date.now() + 30_000; // still well under the 60 s hold, so a missed cancel fails
+  const until = Date.now() + 30_000;
   const pending = (): number =>
     server.core.metricsSnapshot().find((m) => m.model === "identity_fp64")?.pendingRequests ?? 0;
   while (pending() === 0) {

@@ -1,7 +1,8 @@
 /**
  * InferStream over one ModelStreamInfer call. Every request carries an id (the caller's, or a generated
- * one) and Triton answers each with exactly one ModelStreamInferResponse carrying that id, in whatever
- * order the answers are ready; an error answer has `error_message` set and the id in `infer_response`.
+ * one) and Triton answers each with exactly one ModelStreamInferResponse carrying that id (in request order
+ * for a non-decoupled model; the client does not rely on the order); an error answer has `error_message`
+ * set and the id in `infer_response`.
  * Answers are matched to requests by id: a request sent with infer() or prepare().send() settles its own
  * promise; one sent with write() is yielded by the iterator. An answer whose id matches no request, or an
  * error answer without an id, cannot be matched and would leave a request waiting forever (a known failure
