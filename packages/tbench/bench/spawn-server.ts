@@ -7,24 +7,33 @@ import { fileURLToPath } from "node:url";
 export interface ChildServer {
   httpUrl: string;
   metricsUrl: string;
+  /** `host:port` of the gRPC front end, when it was asked for. */
+  grpcAddress?: string;
   close(): Promise<void>;
 }
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const SERVE_SCRIPT = fileURLToPath(new URL("./serve-models.mjs", import.meta.url));
 
-/** Spawns the server with the bundled repository and the given models loaded (explicit model control). */
-export async function spawnServer(models: readonly string[]): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [SERVE_SCRIPT, ...models], {
+/**
+ * Spawns the server with the bundled repository and the given models loaded (explicit model control);
+ * `grpc: true` starts its gRPC front end too.
+ */
+export async function spawnServer(
+  models: readonly string[],
+  options: { grpc?: boolean } = {},
+): Promise<ChildServer> {
+  const args = [SERVE_SCRIPT, ...models, ...(options.grpc === true ? ["--grpc"] : [])];
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const urls = await new Promise<{ httpUrl: string; metricsUrl: string }>((resolve, reject) => {
+  const urls = await new Promise<Omit<ChildServer, "close">>((resolve, reject) => {
     let text = "";
     child.stdout?.on("data", (chunk: Buffer) => {
       text += chunk.toString();
       const line = text.split("\n").find((l) => l.startsWith("{"));
-      if (line !== undefined) resolve(JSON.parse(line) as { httpUrl: string; metricsUrl: string });
+      if (line !== undefined) resolve(JSON.parse(line) as Omit<ChildServer, "close">);
     });
     child.on("exit", (code) => reject(new Error(`tbench-server exited with code ${code} before listening`)));
   });
