@@ -27,6 +27,8 @@ import {
 export interface ServerErrorDetails {
   /** HTTP status, when the transport is HTTP. */
   status?: number;
+  /** gRPC status code, when the transport is gRPC and the server answered with a status. */
+  grpcStatus?: number;
   /** The request id, where known. */
   requestId?: string;
   /** The server's `retry-after`, in milliseconds. */
@@ -69,6 +71,7 @@ export function refineKind(kind: ServerKind, message: string): ServerKind {
 export function errorForKind(kind: ServerKind, message: string, details: ServerErrorDetails): InferenceError {
   const options: InferenceErrorOptions = { serverMessage: message };
   if (details.status !== undefined) options.status = details.status;
+  if (details.grpcStatus !== undefined) options.grpcStatus = details.grpcStatus;
   if (details.requestId !== undefined) options.requestId = details.requestId;
   switch (kind) {
     case "NOT_FOUND":
@@ -101,7 +104,7 @@ export function errorForKind(kind: ServerKind, message: string, details: ServerE
 export function errorFromHttpStatus(
   status: number,
   message: string,
-  details: Omit<ServerErrorDetails, "status"> = {},
+  details: Omit<ServerErrorDetails, "status" | "grpcStatus"> = {},
 ): InferenceError {
   return errorForKind(refineKind(kindFromHttpStatus(status), message), message, { ...details, status });
 }
@@ -110,7 +113,10 @@ export function errorFromHttpStatus(
 export function errorFromGrpcStatus(
   code: number,
   message: string,
-  details: Omit<ServerErrorDetails, "status"> = {},
+  details: Omit<ServerErrorDetails, "status" | "grpcStatus"> = {},
 ): InferenceError {
-  return errorForKind(refineKind(kindFromGrpcStatus(code), message), message, details);
+  return errorForKind(refineKind(kindFromGrpcStatus(code), message), message, {
+    ...details,
+    grpcStatus: code,
+  });
 }

@@ -117,5 +117,8 @@ describe("gRPC status mapping (for the gRPC transport)", () => {
     assert.ok(errorFromGrpcStatus(7, "no") instanceof PermissionDeniedError);
     assert.ok(errorFromGrpcStatus(2, "unknown") instanceof UnknownError);
     assert.equal(errorFromGrpcStatus(13, "x").status, undefined);
+    assert.equal(errorFromGrpcStatus(13, "x").grpcStatus, 13);
+    assert.equal(errorFromGrpcStatus(3, "Request for unknown model: 'x' is not found").grpcStatus, 3);
+    assert.equal(errorFromHttpStatus(503, "x").grpcStatus, undefined);
   });
 });

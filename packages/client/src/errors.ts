@@ -31,6 +31,8 @@ export interface InferenceErrorOptions {
   cause?: unknown;
   /** HTTP status of the server's answer, when there was one. */
   status?: number;
+  /** gRPC status code of the server's answer, when there was one. */
+  grpcStatus?: number;
   /** The request id: the infer request's `id`, or the server's `x-request-id` header. */
   requestId?: string;
   /** The server's own error message, unchanged. */
@@ -44,6 +46,11 @@ export class InferenceError extends Error {
   readonly code: ErrorCode;
   /** HTTP status of the server's answer, when the error came from one. */
   readonly status: number | undefined;
+  /**
+   * gRPC status code of the server's answer, when the error came from one (a stream's error answer has
+   * none: Triton sends only its message).
+   */
+  readonly grpcStatus: number | undefined;
   /** The request id, where known. */
   readonly requestId: string | undefined;
   /** The server's own message, unchanged, when the error came from the server. */
@@ -54,6 +61,7 @@ export class InferenceError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options.status;
+    this.grpcStatus = options.grpcStatus;
     this.requestId = options.requestId;
     this.serverMessage = options.serverMessage;
   }

@@ -15,12 +15,13 @@
  * it after yielding what it holds.
  *
  * A stream error answer carries only a message (no status code), so its class comes from the message
- * (errorFromGrpcStatus with UNKNOWN, refined: unknown model, queue full, timeout), UnknownError otherwise.
+ * (UNKNOWN refined by the message: unknown model, queue full, timeout), UnknownError otherwise; its
+ * `grpcStatus` is undefined.
  */
 import { randomUUID } from "node:crypto";
 import type * as grpcJs from "@grpc/grpc-js";
-import { GRPC_STATUS, grpcInferenceServiceMethods, inference } from "@tbench/proto";
-import { errorFromGrpcStatus } from "../error-mapping.js";
+import { grpcInferenceServiceMethods, inference } from "@tbench/proto";
+import { errorForKind, refineKind } from "../error-mapping.js";
 import {
   AbortedError,
   type InferenceError,
@@ -217,7 +218,8 @@ export class GrpcInferStream implements InferStream, Cancellable {
       return;
     }
     if (message !== "") {
-      this.#settle(id, errorFromGrpcStatus(GRPC_STATUS.UNKNOWN, message, { requestId: id }));
+      // Triton's error answer on a stream has a message and no status: the message alone names the kind.
+      this.#settle(id, errorForKind(refineKind("UNKNOWN", message), message, { requestId: id }));
       return;
     }
     let result: InferResult;

@@ -32,13 +32,16 @@ describe("classifyError", () => {
     }
     // A status carried on the error itself (number or name) is read too.
     assert.equal(
-      classifyError(Object.assign(new UnknownError("x"), { grpcStatus: GRPC_STATUS.DATA_LOSS })),
+      classifyError(new UnknownError("x", { grpcStatus: GRPC_STATUS.DATA_LOSS })),
       "UNKNOWN (grpc DATA_LOSS)",
     );
   });
 
   it("no status: the code alone (a stream's error answer, client-side failures); else the name", () => {
-    assert.equal(classifyError(errorFromGrpcStatus(GRPC_STATUS.UNKNOWN, "unexpected shape")), "UNKNOWN");
+    assert.equal(
+      classifyError(new UnknownError("unexpected shape", { serverMessage: "unexpected shape" })),
+      "UNKNOWN",
+    );
     assert.equal(
       classifyError(new ConnectionError("refused", { cause: new Error("ECONNREFUSED") })),
       "CONNECTION",
