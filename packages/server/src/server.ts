@@ -47,6 +47,8 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly httpRequestTimeoutMs?: number;
   /** Time an answer may make no progress on a client that does not read, in ms (0: none). Default 30 s. */
   readonly httpSendTimeoutMs?: number;
+  /** Most open HTTP connections (node:http maxConnections); one past it is closed unanswered. 0: none (default). */
+  readonly httpMaxConnections?: number;
   /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
   readonly core?: InferenceCore & { close?: () => Promise<void> };
 }
@@ -90,6 +92,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         ? { requestTimeoutMs: options.httpRequestTimeoutMs }
         : {}),
       ...(options.httpSendTimeoutMs !== undefined ? { sendTimeoutMs: options.httpSendTimeoutMs } : {}),
+      ...(options.httpMaxConnections !== undefined ? { maxConnections: options.httpMaxConnections } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)

@@ -20,6 +20,8 @@ test("defaults are Triton's ports, loopback, none mode, 64 MiB, 2^20 BYTES eleme
     httpHeaderTimeoutMs: 30_000,
     httpRequestTimeoutMs: 120_000,
     httpSendTimeoutMs: 30_000,
+    httpMaxConnections: 0,
+    maxPendingRequests: 4096,
     maxBytesTensorElements: 1_048_576,
     disableAutoCompleteConfig: false,
     exitOnError: false,
@@ -53,6 +55,9 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     "--http-request-timeout-ms",
     "0",
     "--http-send-timeout-ms=5000",
+    "--http-max-connections=100",
+    "--max-pending-requests",
+    "0",
     "--max-bytes-tensor-elements=64",
     "--disable-auto-complete-config",
     "--exit-on-error",
@@ -78,6 +83,8 @@ test("every flag, repeatable --load-model, boolean flags with and without values
     httpHeaderTimeoutMs: 200,
     httpRequestTimeoutMs: 0,
     httpSendTimeoutMs: 5000,
+    httpMaxConnections: 100,
+    maxPendingRequests: 0,
     maxBytesTensorElements: 64,
     disableAutoCompleteConfig: true,
     exitOnError: true,
@@ -128,6 +135,14 @@ test("bad command lines name the flag, the value and what is allowed", () => {
     [
       ["--model-repository", "m", "--http-send-timeout-ms", "2.5"],
       "invalid --http-send-timeout-ms '2.5': expected a whole number of milliseconds",
+    ],
+    [
+      ["--model-repository", "m", "--http-max-connections", "-1"],
+      "invalid --http-max-connections '-1': expected 0 (no limit) or a positive number of connections",
+    ],
+    [
+      ["--model-repository", "m", "--max-pending-requests", "x"],
+      "invalid --max-pending-requests 'x': expected a number of requests",
     ],
     [
       ["--model-repository", "m", "--max-bytes-tensor-elements", "0"],

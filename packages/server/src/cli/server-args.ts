@@ -18,6 +18,7 @@ import {
 } from "../http/http-server.js";
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
+import { DEFAULT_MAX_PENDING_REQUESTS } from "../lifecycle/create-inference-core.js";
 import type { ServerOptions } from "../server.js";
 import {
   DEFAULT_GRPC_PORT,
@@ -99,6 +100,14 @@ const argsSchema = z.object({
   httpHeaderTimeoutMs: timeoutMs,
   httpRequestTimeoutMs: timeoutMs,
   httpSendTimeoutMs: timeoutMs,
+  httpMaxConnections: z.coerce
+    .number({ error: "expected a number of connections" })
+    .int("expected a whole number of connections")
+    .min(0, "expected 0 (no limit) or a positive number of connections"),
+  maxPendingRequests: z.coerce
+    .number({ error: "expected a number of requests" })
+    .int("expected a whole number of requests")
+    .min(0, "expected 0 (no limit) or a positive number of requests"),
   maxBytesTensorElements: z.coerce
     .number({ error: "expected a number of elements" })
     .int("expected a whole number of elements")
@@ -156,6 +165,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   httpHeaderTimeoutMs: "--http-header-timeout-ms",
   httpRequestTimeoutMs: "--http-request-timeout-ms",
   httpSendTimeoutMs: "--http-send-timeout-ms",
+  httpMaxConnections: "--http-max-connections",
+  maxPendingRequests: "--max-pending-requests",
   maxBytesTensorElements: "--max-bytes-tensor-elements",
   disableAutoCompleteConfig: "--disable-auto-complete-config",
   exitOnError: "--exit-on-error",
@@ -221,6 +232,16 @@ function createProgram(): Command {
       "--http-send-timeout-ms <ms>",
       "time an answer may wait on a client that does not read it before the connection is cut (0: no limit)",
       String(DEFAULT_HTTP_SEND_TIMEOUT_MS),
+    )
+    .option(
+      "--http-max-connections <n>",
+      "most open HTTP connections; one past it is closed at once, unanswered (0: no limit)",
+      "0",
+    )
+    .option(
+      "--max-pending-requests <n>",
+      "most requests queued per model version; past it a request gets 503 (0: no limit)",
+      String(DEFAULT_MAX_PENDING_REQUESTS),
     )
     .option(
       "--max-bytes-tensor-elements <n>",
@@ -350,6 +371,8 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       httpHeaderTimeoutMs: a.httpHeaderTimeoutMs,
       httpRequestTimeoutMs: a.httpRequestTimeoutMs,
       httpSendTimeoutMs: a.httpSendTimeoutMs,
+      httpMaxConnections: a.httpMaxConnections,
+      maxPendingRequests: a.maxPendingRequests,
       maxBytesTensorElements: a.maxBytesTensorElements,
       disableAutoCompleteConfig: a.disableAutoCompleteConfig,
       exitOnError: a.exitOnError,

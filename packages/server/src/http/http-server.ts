@@ -41,6 +41,8 @@ export interface HttpFrontEndOptions {
   readonly sendTimeoutMs?: number;
 }
 
+  /** Most open connections; one past it is closed as accepted, before any byte is read. 0: none. */
+  readonly maxConnections?: number;
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
 export const DEFAULT_HTTP_HEADER_TIMEOUT_MS = 30_000;
 /** Default --http-request-timeout-ms: a 64 MiB body at 1 MB/s arrives with room to spare. */
@@ -166,6 +168,14 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     const answering = response?.headersSent === true && !response.writableFinished;
     if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" && socket.writable && !answering) {
       // A request in progress on the socket had its headers: its body was too slow, else its headers were.
+  const maxConnections = options.maxConnections ?? 0;
+  if (maxConnections > 0) {
+    // net closes a connection past the limit before it becomes a socket: the cheapest refusal there is.
+    server.maxConnections = maxConnections;
+    server.on("drop", () =>
+      rejections.record(`connection closed: ${maxConnections} open (--http-max-connections)`),
+    );
+  }
       const message =
         (socket[ACTIVE] ?? 0) > 0
           ? `request not received whole within ${requestTimeoutMs} ms (--http-request-timeout-ms)`

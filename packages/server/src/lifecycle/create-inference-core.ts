@@ -77,7 +77,15 @@ export interface InferenceCoreOptions {
    * its binaries are installed, else WebGPU; CPU, with the reason logged, when none starts).
    */
   readonly gpuExecutionProvider?: GpuExecutionProvider;
+  /**
+   * Most requests queued per model version (--max-pending-requests; default 4096, 0: no limit): back-pressure
+   * when the config sets no max_queue_size. Past it a request is refused with 503 and counted as REJECTED.
+   */
+  readonly maxPendingRequests?: number;
 }
+
+/** Default --max-pending-requests: far above any queue that still answers in time, far below memory trouble. */
+export const DEFAULT_MAX_PENDING_REQUESTS = 4096;
 
 /** The core plus its lifetime. */
 export interface InferenceCoreHandle extends InferenceCore {
@@ -171,6 +179,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       autoComplete: options.disableAutoCompleteConfig !== true,
       trace: createTrace("batcher"),
       crashParameter: options.crashWorkerParameter,
+      maxPendingRequests: options.maxPendingRequests ?? DEFAULT_MAX_PENDING_REQUESTS,
       gpuExecutionProvider: options.gpuExecutionProvider,
       loadEnsemble: (config, version, stats) => loadEnsembleVersion(ensembles, config, version, stats),
     },

@@ -52,6 +52,8 @@ export interface LoaderContext {
   readonly autoComplete: boolean;
   readonly trace?: TraceFn | undefined;
   readonly crashParameter?: string | undefined;
+  /** Per-version cap on queued requests (--max-pending-requests; 0: none). */
+  readonly maxPendingRequests?: number | undefined;
   /** The provider KIND_GPU instances ask for (--gpu-execution-provider); default auto. */
   readonly gpuExecutionProvider?: GpuExecutionProvider | undefined;
   /** Loads an ensemble version (its steps run on other models); rejects with the reason it cannot serve. */
@@ -247,6 +249,7 @@ async function loadOnnxVersion(
       labels,
       trace: ctx.trace,
       crashParameter: ctx.crashParameter,
+      maxPendingRequests: ctx.maxPendingRequests,
     });
     scheduler = batcher;
     let closing: Promise<void> | undefined;

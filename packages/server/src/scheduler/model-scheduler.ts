@@ -49,6 +49,12 @@ export interface ModelSchedulerOptions {
   readonly trace?: TraceFn | undefined;
   /** Test hook: a request whose parameters hold this key set to true makes the instance's worker exit. */
   readonly crashParameter?: string | undefined;
+  /**
+   * Most requests queued for this version at once, on every priority level together (--max-pending-requests;
+   * 0 or undefined: no limit). Bounds the queue when the config sets no max_queue_size: past it a request is
+   * refused at once with UNAVAILABLE (503) instead of the queue growing without limit.
+   */
+  readonly maxPendingRequests?: number | undefined;
 }
 
 interface Pending extends BatchableEntry {
@@ -278,6 +284,17 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
           new ServerError(
             "UNAVAILABLE",
             `${logRequest(request)}Server is stopping, scheduler for model has stopped accepting new inference requests`,
+          ),
+        );
+      }
+      const cap = options.maxPendingRequests ?? 0;
+      if (cap > 0 && queue.size() >= cap) {
+        // Refused before it is queued, as a full max_queue_size is: the answer never waits behind admitted work.
+        stats.requestFailed(clock.nowNs() - startNs, "REJECTED", clock.epochMs());
+        return Promise.reject(
+          new ServerError(
+            "UNAVAILABLE",
+            `${logRequest(request)}Exceeds the server's limit of ${cap} pending requests for model '${spec.name}' (--max-pending-requests)`,
           ),
         );
       }
