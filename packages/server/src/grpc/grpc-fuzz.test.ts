@@ -9,13 +9,15 @@ import { GRPC_STATUS, inference } from "@tbench/proto";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { silentLogger } from "../core/logger.js";
 import { createInferenceCore, type InferenceCoreHandle } from "../lifecycle/create-inference-core.js";
+import { fuzzCases, mib, RSS_GROWTH_BOUND_MIB } from "../testing/fuzz-harness.js";
 import { createGrpcFuzzRequests } from "../testing/grpc-fuzz-requests.js";
 import { createRawInferClient } from "../testing/grpc-test-client.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
 import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc-front-end.js";
 
 const SEED = 0x13c0ffee;
-const COUNT = 10_000;
+// CI runs 10,000; TBENCH_FUZZ_CASES=100000 the full count.
+const COUNT = fuzzCases(10_000);
 const CONCURRENCY = 16;
 /** Generous: a call that reaches it has hung. */
 const DEADLINE_MS = 20_000;
@@ -30,7 +32,7 @@ const ALLOWED = new Set<number>([
   GRPC_STATUS.INTERNAL,
 ]);
 
-describe("gRPC ModelInfer fuzz (seeded)", { timeout: 120_000 }, () => {
+describe("gRPC ModelInfer fuzz (seeded)", { timeout: 1_800_000 }, () => {
   let repo: FixtureRepository;
   let core: InferenceCoreHandle;
   let front: GrpcFrontEnd;
@@ -51,7 +53,9 @@ describe("gRPC ModelInfer fuzz (seeded)", { timeout: 120_000 }, () => {
     repo.remove();
   });
 
-  test(`${COUNT} mutated requests: OK or Triton's statuses with a message, no hang, serving after`, async () => {
+  test(`${COUNT} mutated requests: OK or Triton's statuses with a message, no hang, serving after`, async (t) => {
+    const rssBefore = process.memoryUsage.rss();
+    const started = performance.now();
     const requests = createGrpcFuzzRequests(SEED);
     const client = createRawInferClient(front.address);
     const codes = new Map<number, number>();
@@ -77,7 +81,18 @@ describe("gRPC ModelInfer fuzz (seeded)", { timeout: 120_000 }, () => {
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const rssAfter = process.memoryUsage.rss();
+    t.diagnostic(
+      `grpc fuzz: ${JSON.stringify({
+        cases: COUNT,
+        codes: Object.fromEntries(codes),
+        seconds: Math.round((performance.now() - started) / 100) / 10,
+        rssBeforeMiB: mib(rssBefore),
+        rssAfterMiB: mib(rssAfter),
+      })}`,
+    );
     assert.deepEqual(failures, []);
+    assert.ok(mib(rssAfter - rssBefore) < RSS_GROWTH_BOUND_MIB, `RSS grew ${mib(rssAfter - rssBefore)} MiB`);
     assert.equal(
       [...codes.values()].reduce((a, b) => a + b, 0),
       COUNT,

@@ -3,11 +3,15 @@ import { after, before, test } from "node:test";
 import { Pool } from "undici";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
-import { createFuzzRequests, type FuzzRequest } from "../testing/fuzz-requests.js";
+import { fuzzCases, mib, RSS_GROWTH_BOUND_MIB } from "../testing/fuzz-harness.js";
+import { createFuzzRequests } from "../testing/fuzz-requests.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const SEED = Number(process.env["TBENCH_FUZZ_SEED"] ?? 20261202);
-const REQUESTS = Number(process.env["TBENCH_FUZZ_REQUESTS"] ?? 10_000);
+// CI runs 10,000; TBENCH_FUZZ_CASES=100000 (or the older TBENCH_FUZZ_REQUESTS) the full count.
+const REQUESTS = fuzzCases(10_000, "TBENCH_FUZZ_REQUESTS");
+/** A zip bomb's answer: refused by the size limit after decompression (1 MiB here). */
+const BOMB_REFUSAL = /^Decompressed data size exceeds the maximum allowed value of 1048576 bytes\. /;
 const CONNECTIONS = 8;
 const ALLOWED = new Set([200, 400, 404, 405, 501, 503]);
 /**
@@ -49,10 +53,11 @@ after(async () => {
 });
 
 test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed answers`, {
-  timeout: 180_000,
+  timeout: 1_800_000,
 }, async (t) => {
   const next = createFuzzRequests(SEED);
-  const requests: FuzzRequest[] = Array.from({ length: REQUESTS }, next);
+  const rssBefore = process.memoryUsage.rss();
+  const started = performance.now();
   const pool = new Pool(server.httpUrl, {
     connections: CONNECTIONS,
     headersTimeout: 30_000,
@@ -61,10 +66,11 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
   const statuses = new Map<number, number>();
   const problems: string[] = [];
   let index = 0;
+  let bombs = 0;
   const worker = async () => {
-    while (index < requests.length) {
+    while (index < REQUESTS) {
       const i = index++;
-      const request = requests[i]!;
+      const request = next();
       const res = await pool.request({
         method: "POST",
         path: request.path,
@@ -73,8 +79,11 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
       });
       const body = Buffer.from(await res.body.arrayBuffer());
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      if (request.description.includes("zip bomb")) bombs++;
       const problem =
-        checkAnswer(res.statusCode, res.headers, body) ?? checkLookup(request.path, res.statusCode, body);
+        checkAnswer(res.statusCode, res.headers, body) ??
+        checkLookup(request.path, res.statusCode, body) ??
+        (request.description.includes("zip bomb") ? checkBomb(res.statusCode, body) : undefined);
       if (problem !== undefined && problems.length < 20)
         problems.push(`#${i} ${request.description}: ${problem}`);
     }
@@ -84,7 +93,19 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
   } finally {
     await pool.close();
   }
-  t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  const rssAfter = process.memoryUsage.rss();
+  t.diagnostic(
+    `http infer fuzz: ${JSON.stringify({
+      cases: REQUESTS,
+      statuses: Object.fromEntries(statuses),
+      zipBombs: bombs,
+      seconds: Math.round((performance.now() - started) / 100) / 10,
+      rssBeforeMiB: mib(rssBefore),
+      rssAfterMiB: mib(rssAfter),
+    })}`,
+  );
+  assert.ok(bombs > 0, "no zip bomb was sent");
+  assert.ok(mib(rssAfter - rssBefore) < RSS_GROWTH_BOUND_MIB, `RSS grew ${mib(rssAfter - rssBefore)} MiB`);
   const answered = [...statuses.values()].reduce((a, b) => a + b, 0);
   assert.equal(answered, REQUESTS);
   assert.deepEqual(problems, []);
@@ -116,6 +137,13 @@ test(`fuzz: ${REQUESTS} mutated infer requests (seed ${SEED}) get well-formed an
     Array.from({ length: 16 }, (_, i) => 0 - i),
   );
 });
+
+/** A zip bomb is refused with 400 by the size limit on the inflated body, never parsed. */
+function checkBomb(status: number, body: Buffer): string | undefined {
+  if (status !== 400) return `zip bomb answered ${status}`;
+  const error = (JSON.parse(body.toString()) as { error: string }).error;
+  return BOMB_REFUSAL.test(error) ? undefined : `zip bomb refused with '${error}'`;
+}
 
 /**
  * Model lookups answer with Triton's status for the core's code (HttpCodeFromError): an unknown name and an

@@ -1,9 +1,10 @@
 /**
  * Seeded generator of mutated infer requests for the HTTP fuzz test: valid requests for `simple` and the
  * `identity_<type>` models (JSON and binary, optionally compressed), then mutations of the headers, the JSON
- * header and the binary sections. The same seed gives the same requests.
+ * header and the binary sections, gzip or deflate bodies (intact, corrupt, or bombs that inflate past
+ * ZIP_BOMB_INFLATED_BYTES). The same seed gives the same requests.
  */
-import { gzipSync } from "node:zlib";
+import { deflateSync, gzipSync } from "node:zlib";
 import { createMulberry32 } from "@tbench/model-builder/prng";
 
 /** A request to send: path, headers and body bytes. */
@@ -40,6 +41,19 @@ const SIZES: Readonly<Record<string, number>> = {
   FP32: 4,
   FP64: 8,
 };
+
+/** What a zip bomb inflates to: 4 MiB of zeros from about 4 KiB on the wire. */
+export const ZIP_BOMB_INFLATED_BYTES = 4 << 20;
+let bombs: { gzip: Buffer; deflate: Buffer } | undefined;
+/** The bombs, made once (a valid JSON start, so only the size limit can refuse them). */
+function zipBombs(): { gzip: Buffer; deflate: Buffer } {
+  if (bombs === undefined) {
+    const inflated = Buffer.alloc(ZIP_BOMB_INFLATED_BYTES, 0x20);
+    inflated.write('{"inputs": [');
+    bombs = { gzip: gzipSync(inflated, { level: 9 }), deflate: deflateSync(inflated, { level: 9 }) };
+  }
+  return bombs;
+}
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -231,18 +245,22 @@ export function createFuzzRequests(seed: number) {
     }
     if (headerLength !== undefined) headers["inference-header-content-length"] = headerLength;
     if (chance(0.15)) {
-      body = gzipSync(body);
-      headers["content-encoding"] = "gzip";
-      steps.push("gzip");
+      const encoding = pick(["gzip", "deflate"] as const);
+      body = encoding === "gzip" ? gzipSync(body) : deflateSync(body);
+      headers["content-encoding"] = encoding;
+      steps.push(encoding);
       if (kind === 9) {
         body = mutateBytes(body).body;
-        steps.push("corrupt gzip");
+        steps.push(`corrupt ${encoding}`);
+      } else if (chance(0.05)) {
+        body = zipBombs()[encoding];
+        steps.push("zip bomb");
       }
     }
     if (chance(0.1))
       headers["accept-encoding"] = pick(["gzip", "deflate", "br", "gzip;q=0", "identity", "*"]);
     let path = `/v2/models/${model}/infer`;
-    if (kind === 9 && !steps.includes("gzip")) {
+    if (kind === 9 && headers["content-encoding"] === undefined) {
       path = pick([
         `/v2/models/${model}/versions/1/infer`,
         `/v2/models/${model}/versions/99/infer`,
