@@ -8,9 +8,12 @@ export {
 export type { Clock, TimerHandle } from "./core/clock.js";
 export { createSystemClock } from "./core/clock.js";
 export * from "./core/logger.js";
+export type { RestrictedApis, RestrictedCategory, Restriction } from "./core/restricted-api.js";
+export { RESTRICTED_CATEGORIES } from "./core/restricted-api.js";
 export * from "./core/server-error.js";
 export type * from "./core/types.js";
 export type { GrpcCompressionLevel, GrpcServerSettings } from "./grpc/grpc-server-settings.js";
+export type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
 export type {
   InferenceCoreHandle,
   InferenceCoreOptions,

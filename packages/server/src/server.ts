@@ -5,9 +5,11 @@
  */
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
 import { createConsoleLogger } from "./core/logger.js";
+import { checkRestrictedApis, type RestrictedApis } from "./core/restricted-api.js";
 import type { InferenceCore } from "./core/types.js";
 import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js";
 import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
+import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
@@ -39,6 +41,18 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly grpcAddress?: string;
   /** Keepalive, connection age and response compression of the gRPC endpoint (Triton's names and defaults). */
   readonly grpcSettings?: GrpcServerSettings;
+  /** TLS of the gRPC endpoint (`--grpc-use-ssl`, `--grpc-use-ssl-mutual`, ...); plaintext when absent. */
+  readonly grpcTls?: GrpcTlsOptions;
+  /**
+   * `--http-restricted-api`: groups of HTTP endpoints (Triton's categories) served only to requests that
+   * carry the header `key` with `value`; others get 403. Default: none restricted.
+   */
+  readonly httpRestrictedApis?: RestrictedApis;
+  /**
+   * `--grpc-restricted-protocol`: groups of RPCs served only to calls whose metadata holds
+   * `triton-grpc-protocol-<key>` with `value`; others end UNAVAILABLE. Default: none restricted.
+   */
+  readonly grpcRestrictedProtocols?: RestrictedApis;
   /** Largest request body in bytes, before and after decompression. Default 64 MiB. */
   readonly httpMaxInputSize?: number;
   /** Time for a request's header block to arrive, in ms (0: none). Default 30 s; 408 when exceeded. */
@@ -74,6 +88,8 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createConsoleLogger();
   const address = options.httpAddress ?? "127.0.0.1";
+  checkRestrictedApis(options.httpRestrictedApis ?? {}, "httpRestrictedApis");
+  checkRestrictedApis(options.grpcRestrictedProtocols ?? {}, "grpcRestrictedProtocols");
   const core = options.core ?? (await createInferenceCore({ ...options, logger }));
   let http: HttpFrontEnd | undefined;
   let metrics: MetricsServer | undefined;
@@ -93,6 +109,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : {}),
       ...(options.httpSendTimeoutMs !== undefined ? { sendTimeoutMs: options.httpSendTimeoutMs } : {}),
       ...(options.httpMaxConnections !== undefined ? { maxConnections: options.httpMaxConnections } : {}),
+      ...(options.httpRestrictedApis !== undefined ? { restrictedApis: options.httpRestrictedApis } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)
@@ -105,6 +122,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         logger,
         maxBytesTensorElements: options.maxBytesTensorElements ?? DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
         ...(options.grpcSettings !== undefined ? { settings: options.grpcSettings } : {}),
+        ...(options.grpcRestrictedProtocols !== undefined
+          ? { restrictedProtocols: options.grpcRestrictedProtocols }
+          : {}),
+        ...(options.grpcTls !== undefined ? { tls: options.grpcTls } : {}),
       });
     }
   } catch (error) {

@@ -3,14 +3,17 @@
  * validated once by zod into ServerOptions. Every usage problem becomes a CliUsageError with a one-line
  * message (the caller prints it and exits 2).
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { z } from "zod";
+import { parseRestrictions, type RestrictedApis, RestrictionFlagError } from "../core/restricted-api.js";
 import {
   GRPC_COMPRESSION_LEVELS,
   GRPC_SETTING_DEFAULTS,
   type GrpcCompressionLevel,
   type GrpcServerSettings,
 } from "../grpc/grpc-server-settings.js";
+import type { GrpcTlsOptions } from "../grpc/grpc-tls.js";
 import {
   DEFAULT_HTTP_HEADER_TIMEOUT_MS,
   DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
@@ -145,6 +148,13 @@ const argsSchema = z.object({
     .min(2, "expected a number in the range 2 to 128")
     .max(128, "expected a number in the range 2 to 128")
     .optional(),
+  httpRestrictedApi: z.array(z.string()),
+  grpcRestrictedProtocol: z.array(z.string()),
+  grpcUseSsl: flag.optional(),
+  grpcUseSslMutual: flag.optional(),
+  grpcServerCert: z.string().min(1, "expected a PEM file").optional(),
+  grpcServerKey: z.string().min(1, "expected a PEM file").optional(),
+  grpcRootCert: z.string().min(1, "expected a PEM file").optional(),
   gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
     error: "expected auto, webgpu or cuda",
   }),
@@ -186,7 +196,14 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcInferAllocationPoolSize: "--grpc-infer-allocation-pool-size",
   grpcInferThreadCount: "--grpc-infer-thread-count",
   gpuExecutionProvider: "--gpu-execution-provider",
+  grpcUseSsl: "--grpc-use-ssl",
+  grpcUseSslMutual: "--grpc-use-ssl-mutual",
+  grpcServerCert: "--grpc-server-cert",
+  grpcServerKey: "--grpc-server-key",
+  grpcRootCert: "--grpc-root-cert",
 };
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 function createProgram(): Command {
   return new Command("tbench-server")
@@ -301,6 +318,30 @@ function createProgram(): Command {
       "Triton's flag (2 to 128), accepted; no effect (one event loop serves gRPC)",
     )
     .option(
+      "--http-restricted-api <apis:key=value>",
+      "serve these API groups (comma-separated: health, metadata, inference, shared-memory, model-config, " +
+        "model-repository, statistics, trace, logging) only to requests with header <key>: <value>; 403 " +
+        "otherwise (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--grpc-restricted-protocol <protocols:key=value>",
+      "serve these RPC groups (as --http-restricted-api) only to calls with metadata " +
+        "triton-grpc-protocol-<key>: <value>; UNAVAILABLE otherwise (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .option("--grpc-use-ssl [bool]", "serve gRPC over TLS (needs --grpc-server-cert and --grpc-server-key)")
+    .option(
+      "--grpc-use-ssl-mutual [bool]",
+      "serve gRPC over TLS and require client certificates signed by --grpc-root-cert; as in Triton, " +
+        "giving it turns TLS on",
+    )
+    .option("--grpc-server-cert <file>", "PEM certificate chain of the gRPC endpoint (with TLS)")
+    .option("--grpc-server-key <file>", "PEM private key of the gRPC endpoint (with TLS)")
+    .option("--grpc-root-cert <file>", "PEM CA certificates that verify client certificates (mutual TLS)")
+    .option(
       "--gpu-execution-provider <provider>",
       "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
       DEFAULT_GPU_EXECUTION_PROVIDER,
@@ -324,6 +365,41 @@ function grpcSettingsOf(a: z.infer<typeof argsSchema>): GrpcServerSettings | und
   ];
   const given = entries.filter(([, value]) => value !== undefined);
   return given.length > 0 ? (Object.freeze(Object.fromEntries(given)) as GrpcServerSettings) : undefined;
+}
+
+/** Reads one PEM file a flag names; an unreadable file is a usage error naming both. */
+function readPem(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new CliUsageError(
+      `${flag} '${path}': cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+}
+
+/**
+ * The gRPC endpoint's TLS from Triton's flags, or undefined for plaintext. As Triton: giving
+ * --grpc-use-ssl-mutual (whatever its value) turns TLS on, and the file flags alone do nothing. Unlike
+ * Triton, which starts with an empty certificate when a file is missing, a missing file is an error here.
+ */
+function grpcTlsOf(a: z.infer<typeof argsSchema>): GrpcTlsOptions | undefined {
+  const useSsl = a.grpcUseSsl === true || a.grpcUseSslMutual !== undefined;
+  if (!useSsl) return undefined;
+  const mutual = a.grpcUseSslMutual === true;
+  const using = mutual ? "--grpc-use-ssl-mutual" : "--grpc-use-ssl";
+  if (a.grpcServerCert === undefined || a.grpcServerKey === undefined)
+    throw new CliUsageError(`${using} needs --grpc-server-cert and --grpc-server-key (PEM files)`);
+  if (mutual && a.grpcRootCert === undefined)
+    throw new CliUsageError(
+      "--grpc-use-ssl-mutual needs --grpc-root-cert (the CA certificates that verify client certificates)",
+    );
+  return Object.freeze({
+    serverCert: readPem("--grpc-server-cert", a.grpcServerCert),
+    serverKey: readPem("--grpc-server-key", a.grpcServerKey),
+    ...(a.grpcRootCert !== undefined ? { rootCert: readPem("--grpc-root-cert", a.grpcRootCert) } : {}),
+    mutual,
+  });
 }
 
 /** Parses `argv` (without node and script); `write` receives --help and --version text. */
@@ -353,6 +429,20 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     throw new CliUsageError("--allow-http false is not supported: the HTTP API is the only front end");
   const logVerbose = a.logVerbose === true ? 1 : a.logVerbose;
   const grpcSettings = grpcSettingsOf(a);
+  let httpRestrictedApis: RestrictedApis;
+  let grpcRestrictedProtocols: RestrictedApis;
+  try {
+    httpRestrictedApis = parseRestrictions(a.httpRestrictedApi, "http-restricted-api", "api");
+    grpcRestrictedProtocols = parseRestrictions(
+      a.grpcRestrictedProtocol,
+      "grpc-restricted-protocol",
+      "protocol",
+    );
+  } catch (error) {
+    if (error instanceof RestrictionFlagError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  const grpcTls = a.allowGrpc ? grpcTlsOf(a) : undefined;
   return {
     logVerbose,
     options: Object.freeze({
@@ -361,6 +451,9 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       grpcPort: a.allowGrpc ? a.grpcPort : false,
       ...(a.grpcAddress !== undefined ? { grpcAddress: a.grpcAddress } : {}),
       ...(grpcSettings !== undefined ? { grpcSettings } : {}),
+      ...(grpcTls !== undefined ? { grpcTls } : {}),
+      ...(a.httpRestrictedApi.length > 0 ? { httpRestrictedApis } : {}),
+      ...(a.grpcRestrictedProtocol.length > 0 ? { grpcRestrictedProtocols } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,
       httpAddress: a.httpAddress,
       modelControlMode: a.modelControlMode,

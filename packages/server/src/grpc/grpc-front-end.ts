@@ -16,11 +16,14 @@
 import * as grpcJs from "@grpc/grpc-js";
 import { grpcInferenceServiceMethods, healthServiceMethods } from "@tbench/proto";
 import type { Logger } from "../core/logger.js";
+import type { RestrictedApis } from "../core/restricted-api.js";
 import type { InferenceCore } from "../core/types.js";
 import { API_HANDLERS, healthCheck } from "./api-handlers.js";
 import { type GrpcServerSettings, grpcChannelOptions, ignoredGrpcSettings } from "./grpc-server-settings.js";
 import { grpcStatusOf } from "./grpc-status.js";
+import { type GrpcTlsOptions, serverCredentials } from "./grpc-tls.js";
 import { type InferContext, runInfer } from "./infer-handlers.js";
+import { createProtocolGuard } from "./restricted-protocols.js";
 import { type StreamCall, serveStream } from "./stream-infer-handler.js";
 
 /** Options of createGrpcFrontEnd. */
@@ -39,6 +42,10 @@ export interface GrpcFrontEndOptions {
   readonly channelOptions?: grpcJs.ChannelOptions;
   /** How long close() waits for open calls and streams before cancelling them. Default 30000. */
   readonly closeGraceMs?: number;
+  /** `--grpc-restricted-protocol`: RPC groups that need `triton-grpc-protocol-<key>` metadata. */
+  readonly restrictedProtocols?: RestrictedApis;
+  /** TLS of the endpoint (`--grpc-use-ssl*`); plaintext when absent. */
+  readonly tls?: GrpcTlsOptions;
 }
 
 /** Default grace period of close(): Triton's --exit-timeout-secs default (30 s), as on the HTTP side. */
@@ -103,6 +110,8 @@ type Callback = grpcJs.sendUnaryData<unknown>;
 export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<GrpcFrontEnd> {
   const { core, logger } = options;
   const settings = options.settings ?? {};
+  // Checked before anything is started: a bad certificate fails startup with its name.
+  const credentials = serverCredentials(options.tls);
   const server = new grpcJs.Server({
     "grpc.max_receive_message_length": -1,
     "grpc.max_send_message_length": -1,
@@ -119,10 +128,18 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
   };
   const inFlight = new Set<AbortController>();
 
+  const guard = createProtocolGuard(options.restrictedProtocols ?? {});
+
   /** Wraps a handler that returns the response (or throws) into a grpc-js unary handler. */
   const unary =
-    (serve: (request: unknown, signal: AbortSignal) => unknown) =>
+    (method: string, serve: (request: unknown, signal: AbortSignal) => unknown) =>
     (call: UnaryCall, callback: Callback): void => {
+      // Triton answers a shutting-down server's infer before its restriction (infer_handler.cc).
+      const refused = method === "ModelInfer" && !accepting ? undefined : guard(method, call.metadata);
+      if (refused !== undefined) {
+        callback({ code: refused.code, details: refused.details, name: "", message: refused.details });
+        return;
+      }
       const controller = new AbortController();
       inFlight.add(controller);
       call.on("cancelled", () => controller.abort(new Error("client cancelled the call")));
@@ -140,32 +157,45 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
 
   const implementation: grpcJs.UntypedServiceImplementation = {};
   for (const [name, handler] of Object.entries(API_HANDLERS)) {
-    implementation[name] = unary((request) =>
+    implementation[name] = unary(name, (request) =>
       (handler as (c: InferenceCore, r: unknown) => unknown)(core, request),
     );
   }
-  implementation["ModelInfer"] = unary((request, signal) =>
+  implementation["ModelInfer"] = unary("ModelInfer", (request, signal) =>
     runInfer(context, request as Parameters<typeof runInfer>[1], signal),
   );
   // destroy() cancels open streams through grpc-js (forceShutdown), which aborts what they have queued.
   implementation["ModelStreamInfer"] = (call: grpcJs.ServerDuplexStream<unknown, unknown>) => {
+    // A restricted stream is refused as it opens, before any request is read (stream_infer_handler.cc).
+    const refused = guard("ModelStreamInfer", call.metadata);
+    if (refused !== undefined) {
+      call.emit("error", { code: refused.code, details: refused.details, message: refused.details });
+      return;
+    }
     void serveStream(context, call as unknown as StreamCall);
   };
   server.addService(serviceDefinition(grpcInferenceServiceMethods), implementation);
   server.addService(serviceDefinition({ Check: healthServiceMethods.Check }), {
-    Check: unary(() => healthCheck(core)),
+    Check: unary("Check", () => healthCheck(core)),
   });
 
   const host = options.address ?? "127.0.0.1";
   const target = host.includes(":") ? `[${host}]:${options.port}` : `${host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(target, grpcJs.ServerCredentials.createInsecure(), (error, bound) => {
+    server.bindAsync(target, credentials, (error, bound) => {
       if (error) reject(error);
       else resolve(bound);
     });
   });
   const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  logger.info(`Started GRPCInferenceService at ${address}`);
+  logger.info(
+    `Started GRPCInferenceService at ${address}` +
+      (options.tls === undefined
+        ? ""
+        : options.tls.mutual
+          ? " (TLS, client certificates required)"
+          : " (TLS)"),
+  );
 
   let closed: Promise<void> | undefined;
   const destroy = (): void => {

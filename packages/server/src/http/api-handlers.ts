@@ -4,6 +4,7 @@
  * every endpoint; health and model-ready answer 200 or a bare 400, as Triton's handlers do.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ServerError } from "../core/server-error.js";
 import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
 import { badRequest, HttpError } from "./http-error.js";
@@ -11,6 +12,8 @@ import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
 import type { Route } from "./router.js";
 import { findMember, isObject, NON_OBJECT_MEMBERS, NON_STRING, TRITON_JSON_STATUS } from "./triton-json.js";
+
+const SHM_DISABLED = "Client shared memory is not supported by tbench-server";
 
 /**
  * A repository request's JSON body, read as Triton's EVRequestToJson reads it: an empty body is no body,
@@ -135,6 +138,21 @@ async function serveApiRequest(
       sendEmpty(res, 200);
       return;
     }
+    // Shared memory, trace and logging are answered as the gRPC front end answers them (features off):
+    // served only so that `--http-restricted-api` covers every group Triton's does.
+    case "system-shared-memory":
+    case "cuda-shared-memory": {
+      const kind = route.kind === "system-shared-memory" ? "system" : "cuda";
+      if (route.action !== "status") throw new ServerError("UNSUPPORTED", SHM_DISABLED);
+      if (route.model !== "")
+        throw new ServerError("NOT_FOUND", `Unable to find ${kind} shared memory region: '${route.model}'`);
+      sendJson(res, 200, "[]");
+      return;
+    }
+    case "trace-setting":
+      throw new ServerError("UNAVAILABLE", "the server does not support tracing");
+    case "logging":
+      throw new ServerError("UNAVAILABLE", "the server does not support dynamic logging");
     case "model-infer":
       throw new Error("infer is served by the infer handler");
   }

@@ -11,6 +11,7 @@ import type { Socket } from "node:net";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
+import type { RestrictedApis } from "../core/restricted-api.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
@@ -18,7 +19,8 @@ import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-ha
 import { listen } from "./listen.js";
 import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
-import { matchRoute, routeMethod } from "./router.js";
+import { restrictionRefusal } from "./restricted-routes.js";
+import { matchRoute, methodAllowed } from "./router.js";
 
 /** Options of createHttpFrontEnd. */
 export interface HttpFrontEndOptions {
@@ -39,10 +41,12 @@ export interface HttpFrontEndOptions {
   readonly requestTimeoutMs?: number;
   /** Time an answer may wait on a client that does not read before its connection is cut; 0: none. */
   readonly sendTimeoutMs?: number;
-}
-
   /** Most open connections; one past it is closed as accepted, before any byte is read. 0: none. */
   readonly maxConnections?: number;
+  /** `--http-restricted-api`: endpoint groups that need a header with a value (403 otherwise). */
+  readonly restrictedApis?: RestrictedApis;
+}
+
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
 export const DEFAULT_HTTP_HEADER_TIMEOUT_MS = 30_000;
 /** Default --http-request-timeout-ms: a 64 MiB body at 1 MB/s arrives with room to spare. */
@@ -116,6 +120,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   // node:http refuses a header timeout past the request timeout: the request's covers its headers too.
   const headersTimeoutMs =
     requestTimeoutMs > 0 && headerTimeoutMs > requestTimeoutMs ? requestTimeoutMs : headerTimeoutMs;
+  const restrictedApis = options.restrictedApis ?? {};
+  const restricted = Object.keys(restrictedApis).length > 0;
   const context: HandlerContext = {
     core,
     maxInputSize,
@@ -140,7 +146,13 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       finish(req, res, new HttpError(404, "Not Found"));
       return;
     }
-    if (req.method !== routeMethod(route.kind)) {
+    // Triton checks the restriction first, before the method: a restricted endpoint reveals nothing.
+    const refusal = restricted ? restrictionRefusal(restrictedApis, route.kind, req) : undefined;
+    if (refusal !== undefined) {
+      finish(req, res, refusal);
+      return;
+    }
+    if (!methodAllowed(route, req.method)) {
       finish(req, res, new HttpError(405, "Method Not Allowed"));
       return;
     }
@@ -158,6 +170,14 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     },
     onRequest,
   );
+  const maxConnections = options.maxConnections ?? 0;
+  if (maxConnections > 0) {
+    // net closes a connection past the limit before it becomes a socket: the cheapest refusal there is.
+    server.maxConnections = maxConnections;
+    server.on("drop", () =>
+      rejections.record(`connection closed: ${maxConnections} open (--http-max-connections)`),
+    );
+  }
   server.on("connection", (socket: TrackedSocket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
@@ -168,14 +188,6 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     const answering = response?.headersSent === true && !response.writableFinished;
     if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" && socket.writable && !answering) {
       // A request in progress on the socket had its headers: its body was too slow, else its headers were.
-  const maxConnections = options.maxConnections ?? 0;
-  if (maxConnections > 0) {
-    // net closes a connection past the limit before it becomes a socket: the cheapest refusal there is.
-    server.maxConnections = maxConnections;
-    server.on("drop", () =>
-      rejections.record(`connection closed: ${maxConnections} open (--http-max-connections)`),
-    );
-  }
       const message =
         (socket[ACTIVE] ?? 0) > 0
           ? `request not received whole within ${requestTimeoutMs} ms (--http-request-timeout-ms)`

@@ -16,7 +16,11 @@ export type RouteKind =
   | "all-stats"
   | "repository-index"
   | "repository-load"
-  | "repository-unload";
+  | "repository-unload"
+  | "system-shared-memory"
+  | "cuda-shared-memory"
+  | "trace-setting"
+  | "logging";
 
 /** A matched endpoint with the model and version named in its path. */
 export interface Route {
@@ -24,7 +28,14 @@ export interface Route {
   readonly model: string;
   /** Undefined when the path names no version. */
   readonly version: string | undefined;
+  /** Shared-memory routes only: what is asked (the region, if any, is `model`). */
+  readonly action?: SharedMemoryAction;
 }
+
+/** The actions of the shared-memory routes. */
+export type SharedMemoryAction = "status" | "register" | "unregister";
+
+const SHM_ACTIONS: ReadonlySet<string> = new Set(["status", "register", "unregister"]);
 
 const MODEL_ACTIONS: Readonly<Record<string, RouteKind>> = {
   ready: "model-ready",
@@ -64,6 +75,9 @@ function modelRoute(parts: readonly string[]): Route | undefined {
     index = 6;
   }
   if (parts.length === index) return { kind: "model-metadata", model, version };
+  // Triton serves a model's trace settings only without a version.
+  if (parts.length === index + 2 && parts[index] === "trace" && parts[index + 1] === "setting")
+    return version === undefined ? { kind: "trace-setting", model, version } : undefined;
   if (parts.length !== index + 1) return undefined;
   const kind = MODEL_ACTIONS[parts[index]!];
   return kind === undefined ? undefined : { kind, model, version };
@@ -88,6 +102,10 @@ export function matchRoute(url: string): Route | undefined {
     if (parts[3] === "ready") return { kind: "health-ready", model: "", version: undefined };
     return undefined;
   }
+  if (section === "systemsharedmemory" || section === "cudasharedmemory") return sharedMemoryRoute(parts);
+  if (section === "trace" && parts.length === 4 && parts[3] === "setting")
+    return { kind: "trace-setting", model: "", version: undefined };
+  if (section === "logging" && parts.length === 3) return { kind: "logging", model: "", version: undefined };
   if (section === "repository") {
     if (parts.length === 4 && parts[3] === "index")
       return { kind: "repository-index", model: "", version: undefined };
@@ -101,7 +119,37 @@ export function matchRoute(url: string): Route | undefined {
   return undefined;
 }
 
-/** The HTTP method each endpoint accepts. */
-export function routeMethod(kind: RouteKind): "GET" | "POST" {
-  return kind === "model-infer" || kind.startsWith("repository-") ? "POST" : "GET";
+/** `/v2/{system,cuda}sharedmemory[/region/{r}]/{status,register,unregister}`, as Triton routes them. */
+function sharedMemoryRoute(parts: readonly string[]): Route | undefined {
+  const kind = parts[2] === "systemsharedmemory" ? "system-shared-memory" : "cuda-shared-memory";
+  let region = "";
+  if (parts.length === 6 && parts[3] === "region") {
+    const decoded = decode(parts[4]!);
+    if (decoded === undefined || decoded === "") return undefined;
+    region = decoded;
+  } else if (parts.length !== 4) {
+    return undefined;
+  }
+  const action = parts[parts.length - 1]!;
+  if (!SHM_ACTIONS.has(action)) return undefined;
+  return { kind, model: region, version: undefined, action: action as SharedMemoryAction };
+}
+
+/** Whether an endpoint accepts `method` (405 otherwise). */
+export function methodAllowed(route: Route, method: string | undefined): boolean {
+  switch (route.kind) {
+    case "model-infer":
+    case "repository-index":
+    case "repository-load":
+    case "repository-unload":
+      return method === "POST";
+    case "trace-setting":
+    case "logging":
+      return method === "GET" || method === "POST";
+    case "system-shared-memory":
+    case "cuda-shared-memory":
+      return method === (route.action === "status" ? "GET" : "POST");
+    default:
+      return method === "GET";
+  }
 }
