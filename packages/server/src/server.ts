@@ -11,6 +11,7 @@ import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js"
 import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
+import type { HttpTlsOptions } from "./http/http-tls.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
 
@@ -41,6 +42,8 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly grpcAddress?: string;
   /** Keepalive, connection age and response compression of the gRPC endpoint (Triton's names and defaults). */
   readonly grpcSettings?: GrpcServerSettings;
+  /** HTTPS for the HTTP endpoint (tbench-server's `--http-ssl-cert` / `--http-ssl-key`; Triton has none). */
+  readonly httpTls?: HttpTlsOptions;
   /** TLS of the gRPC endpoint (`--grpc-use-ssl`, `--grpc-use-ssl-mutual`, ...); plaintext when absent. */
   readonly grpcTls?: GrpcTlsOptions;
   /**
@@ -69,7 +72,7 @@ export interface ServerOptions extends InferenceCoreOptions {
 
 /** A running server. */
 export interface RunningServer {
-  /** `http://address:port` of the KServe v2 HTTP API. */
+  /** `http://address:port` (`https://` with httpTls) of the KServe v2 HTTP API. */
   readonly httpUrl: string;
   /** `host:port` of the gRPC API, or undefined when gRPC is off. */
   readonly grpcAddress: string | undefined;
@@ -110,6 +113,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.httpSendTimeoutMs !== undefined ? { sendTimeoutMs: options.httpSendTimeoutMs } : {}),
       ...(options.httpMaxConnections !== undefined ? { maxConnections: options.httpMaxConnections } : {}),
       ...(options.httpRestrictedApis !== undefined ? { restrictedApis: options.httpRestrictedApis } : {}),
+      ...(options.httpTls !== undefined ? { tls: options.httpTls } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)

@@ -124,6 +124,21 @@ test("gRPC TLS: files read once; mutual needs the root; as in Triton, --grpc-use
   fails(["--grpc-use-ssl", "maybe"], "invalid --grpc-use-ssl 'maybe': expected true or false");
 });
 
+test("HTTPS (ours): --http-ssl-cert and --http-ssl-key together, files read once", () => {
+  const file = (name: string) => join(dir, name);
+  const https = parse("--http-ssl-cert", file("cert.pem"), "--http-ssl-key", file("key.pem")).httpTls;
+  assert.deepEqual([https?.cert.toString(), https?.key.toString()], ["PEM cert.pem\n", "PEM key.pem\n"]);
+  assert.equal(parse().httpTls, undefined);
+  fails(
+    ["--http-ssl-cert", file("cert.pem")],
+    "--http-ssl-cert and --http-ssl-key go together (HTTPS needs both PEM files)",
+  );
+  fails(
+    ["--http-ssl-cert", file("cert.pem"), "--http-ssl-key", file("nope.pem")],
+    `--http-ssl-key '${file("nope.pem")}': cannot read the file (ENOENT)`,
+  );
+});
+
 test("tbench-server exits 2 with the restriction error on one line", async () => {
   const main = new URL("./main.ts", import.meta.url).pathname;
   const child = spawn(

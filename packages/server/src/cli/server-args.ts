@@ -155,6 +155,8 @@ const argsSchema = z.object({
   grpcServerCert: z.string().min(1, "expected a PEM file").optional(),
   grpcServerKey: z.string().min(1, "expected a PEM file").optional(),
   grpcRootCert: z.string().min(1, "expected a PEM file").optional(),
+  httpSslCert: z.string().min(1, "expected a PEM file").optional(),
+  httpSslKey: z.string().min(1, "expected a PEM file").optional(),
   gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
     error: "expected auto, webgpu or cuda",
   }),
@@ -201,6 +203,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcServerCert: "--grpc-server-cert",
   grpcServerKey: "--grpc-server-key",
   grpcRootCert: "--grpc-root-cert",
+  httpSslCert: "--http-ssl-cert",
+  httpSslKey: "--http-ssl-key",
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -342,6 +346,11 @@ function createProgram(): Command {
     .option("--grpc-server-key <file>", "PEM private key of the gRPC endpoint (with TLS)")
     .option("--grpc-root-cert <file>", "PEM CA certificates that verify client certificates (mutual TLS)")
     .option(
+      "--http-ssl-cert <file>",
+      "serve HTTPS with this PEM certificate chain (ours; Triton has no HTTP TLS)",
+    )
+    .option("--http-ssl-key <file>", "PEM private key of --http-ssl-cert")
+    .option(
       "--gpu-execution-provider <provider>",
       "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
       DEFAULT_GPU_EXECUTION_PROVIDER,
@@ -443,6 +452,15 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     throw error;
   }
   const grpcTls = a.allowGrpc ? grpcTlsOf(a) : undefined;
+  if ((a.httpSslCert === undefined) !== (a.httpSslKey === undefined))
+    throw new CliUsageError("--http-ssl-cert and --http-ssl-key go together (HTTPS needs both PEM files)");
+  const httpTls =
+    a.httpSslCert !== undefined && a.httpSslKey !== undefined
+      ? Object.freeze({
+          cert: readPem("--http-ssl-cert", a.httpSslCert),
+          key: readPem("--http-ssl-key", a.httpSslKey),
+        })
+      : undefined;
   return {
     logVerbose,
     options: Object.freeze({
@@ -452,6 +470,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       ...(a.grpcAddress !== undefined ? { grpcAddress: a.grpcAddress } : {}),
       ...(grpcSettings !== undefined ? { grpcSettings } : {}),
       ...(grpcTls !== undefined ? { grpcTls } : {}),
+      ...(httpTls !== undefined ? { httpTls } : {}),
       ...(a.httpRestrictedApi.length > 0 ? { httpRestrictedApis } : {}),
       ...(a.grpcRestrictedProtocol.length > 0 ? { grpcRestrictedProtocols } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,

@@ -7,6 +7,7 @@
  * timeout (response-writer.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
@@ -15,6 +16,7 @@ import type { RestrictedApis } from "../core/restricted-api.js";
 import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
+import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
 import { listen } from "./listen.js";
 import { createRejectionLog } from "./rejection-log.js";
@@ -45,6 +47,8 @@ export interface HttpFrontEndOptions {
   readonly maxConnections?: number;
   /** `--http-restricted-api`: endpoint groups that need a header with a value (403 otherwise). */
   readonly restrictedApis?: RestrictedApis;
+  /** `--http-ssl-cert` / `--http-ssl-key` (ours, Triton has none): serve HTTPS. Default: plain HTTP. */
+  readonly tls?: HttpTlsOptions;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -160,16 +164,20 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     else void handleApiRequest(context, route, req, res);
   };
 
-  server = createServer(
-    {
-      keepAliveTimeout: 65_000,
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      // node:http looks for expired requests this often (its default, 30 s, made a 60 s limit act at 90 s).
-      connectionsCheckingInterval: checkingIntervalMs(headerTimeoutMs, requestTimeoutMs),
-    },
-    onRequest,
-  );
+  const serverOptions = {
+    keepAliveTimeout: 65_000,
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    // node:http looks for expired requests this often (its default, 30 s, made a 60 s limit act at 90 s).
+    connectionsCheckingInterval: checkingIntervalMs(headerTimeoutMs, requestTimeoutMs),
+  };
+  server =
+    options.tls === undefined
+      ? createServer(serverOptions, onRequest)
+      : (createHttpsServer(
+          { ...serverOptions, ...httpsOptions(options.tls) },
+          onRequest,
+        ) as unknown as Server);
   const maxConnections = options.maxConnections ?? 0;
   if (maxConnections > 0) {
     // net closes a connection past the limit before it becomes a socket: the cheapest refusal there is.
@@ -178,7 +186,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       rejections.record(`connection closed: ${maxConnections} open (--http-max-connections)`),
     );
   }
-  server.on("connection", (socket: TrackedSocket) => {
+  // Over TLS the sockets requests arrive on are the TLS ones, which exist once the handshake is done.
+  server.on(options.tls === undefined ? "connection" : "secureConnection", (socket: TrackedSocket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
@@ -204,8 +213,11 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   });
   // The last summary is written when the server has closed.
   server.once("close", () => rejections.close());
-  const { port, baseUrl: url } = await listen(server, options.port, options.address);
-  logger.info(`Started HTTPService at ${options.address}:${port}`);
+  const { port, baseUrl } = await listen(server, options.port, options.address);
+  const url = options.tls === undefined ? baseUrl : baseUrl.replace(/^http:/, "https:");
+  logger.info(
+    `Started HTTPService at ${options.address}:${port}${options.tls === undefined ? "" : " (HTTPS)"}`,
+  );
 
   let closed: Promise<void> | undefined;
   return {
