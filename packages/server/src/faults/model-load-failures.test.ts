@@ -4,6 +4,8 @@
  * load with a message naming the model and the version; the other models keep serving and the server stays
  * up, at startup (mode none) and through the load API (mode explicit), including a reload of a serving
  * model whose file turned to garbage (the loaded version keeps serving, as Triton's L0_lifecycle expects).
+ * A worker thread that exits while creating its session (the crashWorkerOnLoadModels test hook, as a native
+ * crash in onnxruntime's loader would) fails that load the same way.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -113,6 +115,47 @@ describe("model files that fail at load", { timeout: 120_000 }, () => {
       // Strict readiness: not every model loaded, so not ready; but live.
       assert.equal((await fetch(`${server.httpUrl}/v2/health/ready`)).status, 400);
       assert.equal((await fetch(`${server.httpUrl}/v2/health/live`)).status, 200);
+    });
+  });
+
+  describe("a worker thread that dies while creating its session (crash at load)", () => {
+    let repo: FixtureRepository;
+    let server: RunningServer;
+    const logger = createRecordingLogger();
+    before(async () => {
+      repo = createFixtureRepository({
+        simple: { config: "bundled" },
+        crashing: { from: "simple", config: renamed("crashing") },
+      });
+      server = await startServer({
+        modelRepository: repo.dir,
+        logger,
+        httpPort: 0,
+        metricsPort: false,
+        crashWorkerOnLoadModels: ["crashing"],
+      });
+    });
+    after(async () => {
+      await server?.close();
+      repo?.remove();
+    });
+
+    test("the load fails naming model, version and instance; simple serves", async () => {
+      const reason = "Internal: model instance 'crashing_0' failed to start: worker exited with code 71";
+      assert.ok(
+        logger.lines.includes(`E failed to load 'crashing' version 1: ${reason}`),
+        logger.lines.join("\n"),
+      );
+      const index = (await (
+        await fetch(`${server.httpUrl}/v2/repository/index`, { method: "POST" })
+      ).json()) as {
+        name: string;
+      }[];
+      assert.deepEqual(
+        index.find((row) => row.name === "crashing"),
+        { name: "crashing", version: "1", state: "UNAVAILABLE", reason },
+      );
+      assert.deepEqual(await inferSimple(server.httpUrl), { status: 200, body: doubled });
     });
   });
 

@@ -18,6 +18,7 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 }
 
 async function main(): Promise<void> {
+  if (init.crashOnLoad) process.exit(71);
   let session: ort.InferenceSession;
   try {
     // onnxruntime logs its own error when the CUDA provider is missing; the pool logs one clear line instead.

@@ -43,6 +43,8 @@ export interface WorkerInit {
   readonly interOpThreads: number;
   /** KIND_GPU: the group's device and the provider choice; CPU when undefined. */
   readonly gpu?: { readonly deviceId: number; readonly provider: GpuExecutionProvider };
+  /** Test hook: the thread exits while creating its session (a native crash at load). */
+  readonly crashOnLoad?: boolean;
 }
 
 /** What a session is created from: the instance's settings and the one provider to use (no fallback). */

@@ -67,6 +67,8 @@ export interface InferenceCoreOptions {
    * (as a native crash would). Never set in production.
    */
   readonly crashWorkerParameter?: string;
+  /** Test hook: the named models' first instance thread exits while creating its session. Never in production. */
+  readonly crashWorkerOnLoadModels?: readonly string[];
   /**
    * Most elements one BYTES input of a request may have (--max-bytes-tensor-elements; default 1,048,576):
    * the worker makes one string per element, so larger inputs are refused from their shape.
@@ -179,6 +181,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       autoComplete: options.disableAutoCompleteConfig !== true,
       trace: createTrace("batcher"),
       crashParameter: options.crashWorkerParameter,
+      crashOnLoadModels: options.crashWorkerOnLoadModels,
       maxPendingRequests: options.maxPendingRequests ?? DEFAULT_MAX_PENDING_REQUESTS,
       gpuExecutionProvider: options.gpuExecutionProvider,
       loadEnsemble: (config, version, stats) => loadEnsembleVersion(ensembles, config, version, stats),

@@ -52,6 +52,8 @@ export interface LoaderContext {
   readonly autoComplete: boolean;
   readonly trace?: TraceFn | undefined;
   readonly crashParameter?: string | undefined;
+  /** Test hook: models whose first instance's thread exits while creating its session. */
+  readonly crashOnLoadModels?: readonly string[] | undefined;
   /** Per-version cap on queued requests (--max-pending-requests; 0: none). */
   readonly maxPendingRequests?: number | undefined;
   /** The provider KIND_GPU instances ask for (--gpu-execution-provider); default auto. */
@@ -204,7 +206,8 @@ async function loadOnnxVersion(
   });
   const firstInit = inits[0];
   if (!firstInit) fail(`must specify one or more 'instance group's for ${name}`);
-  const first = await startModelInstance({ init: firstInit });
+  const crashOnLoad = ctx.crashOnLoadModels?.includes(name) === true;
+  const first = await startModelInstance({ init: crashOnLoad ? { ...firstInit, crashOnLoad } : firstInit });
   let handedOver = false;
   try {
     const model: OnnxModelInfo = first.info;
