@@ -132,6 +132,11 @@ describe("request validation (Triton's messages)", () => {
       message(simple, { inputs: [int32("INPUT0", [2, 16]), int32("INPUT1", [1, 16])] }),
       "[request id: <id_unknown>] input 'INPUT1' batch size does not match other inputs for 'simple'",
     );
+    // A first input with 0 rows before one with 2 (the HTTP fuzz test's case #66821 answered 500).
+    assert.equal(
+      message(simple, { inputs: [int32("INPUT0", [0, 16]), int32("INPUT1", [2, 16])] }),
+      "[request id: <id_unknown>] input 'INPUT0' batch size does not match other inputs for 'simple'",
+    );
     assert.equal(
       message(simple, { inputs: [int32("INPUT0", [1, 16], 8), int32("INPUT1", [1, 16])] }),
       "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 32",

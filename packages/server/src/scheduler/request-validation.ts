@@ -230,6 +230,15 @@ export function validateRequest(
         );
       }
     }
+    // Triton's loop takes the batch size from the first input whose first dimension is not 0, so an earlier
+    // input with 0 rows escapes its check; here it is refused as any other mismatch would be (the batch
+    // would otherwise reach the instance with rows missing: a 500 from onnxruntime, the fuzz test found).
+    const zeroRows = batchSize > 0 ? request.inputs.find((tensor) => tensor.shape[0] === 0) : undefined;
+    if (zeroRows !== undefined) {
+      throw invalid(
+        `${prefix}input '${zeroRows.name}' batch size does not match other inputs for '${spec.name}'`,
+      );
+    }
     if (batchSize > spec.maxBatchSize) {
       throw invalid(
         `${prefix}inference request batch-size must be <= ${spec.maxBatchSize} for '${spec.name}'`,
