@@ -1,7 +1,10 @@
 /**
  * The KServe v2 HTTP front end on node:http: routes each request, serves it through the InferenceCore, and
- * answers every failure with Triton's `{"error": "..."}` body and status. `close()` stops accepting, lets
- * in-flight requests finish, then closes idle keep-alive connections. Slow clients are bounded (Triton's
+ * answers every failure with Triton's `{"error": "..."}` body and status. `close()` keeps the endpoint up
+ * while requests are in flight (Triton's core takes requests while it exits, its front ends stopping after),
+ * answering each with `Connection: close`, so a request already on the wire or waiting in the listen backlog
+ * is answered rather than reset; once none is in flight it stops listening and closes idle keep-alive
+ * connections (after the grace period, whatever is left). Slow clients are bounded (Triton's
  * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
  * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
  * timeout (response-writer.ts).
@@ -85,6 +88,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const { core, maxInputSize, logger } = options;
   const sockets = new Set<TrackedSocket>();
   let closing = false;
+  /** Requests received and not yet answered, on every connection. */
+  let inFlight = 0;
+  /** Set by close(): stops listening once nothing is in flight. */
+  let onDrained: (() => void) | undefined;
   let server: Server;
   const rejections = createRejectionLog({ logger, clock: options.clock ?? createSystemClock() });
 
@@ -111,8 +118,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   function onResponseClose(this: ServerResponse): void {
     const socket = this.req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
+    inFlight--;
     if (socket[RESPONSE] === this) socket[RESPONSE] = undefined;
     if (closing && socket[ACTIVE] === 0) socket.end();
+    if (inFlight === 0) onDrained?.();
     // A client that goes away before its answer aborts the core request.
     if (!this.writableFinished) abortClientRequest(this);
   }
@@ -142,6 +151,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
+    inFlight++;
     socket[RESPONSE] = res;
     res.on("close", onResponseClose);
     if (closing) res.setHeader("Connection", "close");
@@ -231,14 +241,25 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing = true;
-        const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        let stopped = false;
+        const stopListening = (): void => {
+          if (stopped) return;
+          stopped = true;
+          server.close(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+          // Idle keep-alive connections (and ones that never sent a request) go now; busy ones after their
+          // answer.
+          for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
+        };
+        const timer = setTimeout(() => {
+          stopListening();
+          server.closeAllConnections();
+        }, CLOSE_GRACE_MS);
         timer.unref();
-        server.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-        // Idle keep-alive connections (and ones that never sent a request) go now; busy ones after their answer.
-        for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
+        onDrained = stopListening;
+        if (inFlight === 0) stopListening();
       });
       return closed;
     },
