@@ -56,12 +56,15 @@ const UNKNOWN_MODEL =
 const NOT_READY = /is not ready|not at ready state|is not loaded|is unavailable/i;
 const QUEUE_FULL = /exceeds maximum queue size|queue is full|too many requests/i;
 const TIMEOUT = /request timeout expired|deadline exceeded|timed out/i;
+/** Triton's answer (503 / UNAVAILABLE) to trace and logging calls when the feature is built out. */
+const FEATURE_OFF = /\bdoes not support\b/i;
 
 /** Refines a status-derived kind by the server's message (Triton's statuses are coarse; see the top). */
 export function refineKind(kind: ServerKind, message: string): ServerKind {
   if (kind === "UNAUTHENTICATED" || kind === "PERMISSION_DENIED") return kind;
   if (UNKNOWN_MODEL.test(message)) return "NOT_FOUND";
   if (kind === "INTERNAL" || kind === "UNSUPPORTED") return kind;
+  if (kind === "UNAVAILABLE" && FEATURE_OFF.test(message)) return "UNSUPPORTED";
   if (TIMEOUT.test(message)) return "DEADLINE_EXCEEDED";
   if (QUEUE_FULL.test(message) || (kind !== "NOT_FOUND" && NOT_READY.test(message))) return "UNAVAILABLE";
   return kind;

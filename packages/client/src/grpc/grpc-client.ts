@@ -5,7 +5,7 @@
  * carries every call; infer sends inputs in `raw_input_contents` and reads outputs as views of the answer.
  */
 import { grpcInferenceServiceMethods, type inference, type ModelConfig } from "@tbench/proto";
-import { InvalidArgumentError, UnavailableError, UnsupportedError } from "../errors.js";
+import { InvalidArgumentError } from "../errors.js";
 import type { InferResult } from "../infer-result.js";
 import type {
   CallOptions,
@@ -77,19 +77,6 @@ class PreparedGrpcInfer implements PreparedInfer {
   send(options?: CallOptions): Promise<InferResult> {
     return this.#client.sendInfer(this.#spec, this.#body, options);
   }
-}
-
-/** Triton answers trace and log RPCs UNAVAILABLE "... does not support ..." when the feature is off. */
-function unsupportedIfOff(call: string) {
-  return (error: unknown): never => {
-    if (error instanceof UnavailableError && /does not support/.test(error.message)) {
-      throw new UnsupportedError(`${call}: ${error.message}`, {
-        serverMessage: error.serverMessage ?? error.message,
-        cause: error,
-      });
-    }
-    throw error;
-  };
 }
 
 class GrpcClient implements GrpcInferenceClient {
@@ -273,7 +260,7 @@ class GrpcClient implements GrpcInferenceClient {
       { model_name: model ?? "" },
       options,
       true,
-    ).catch(unsupportedIfOff("traceSettings"));
+    );
     return traceSettingsOf(r);
   }
 
@@ -287,7 +274,7 @@ class GrpcClient implements GrpcInferenceClient {
       { model_name: model ?? "", settings: traceSettingsRequest(settings) },
       options,
       false,
-    ).catch(unsupportedIfOff("updateTraceSettings"));
+    );
     return traceSettingsOf(r);
   }
 
@@ -297,7 +284,7 @@ class GrpcClient implements GrpcInferenceClient {
       {},
       options,
       true,
-    ).catch(unsupportedIfOff("logSettings"));
+    );
     return logSettingsOf(r);
   }
 
@@ -307,7 +294,7 @@ class GrpcClient implements GrpcInferenceClient {
       { settings: logSettingsRequest(settings) },
       options,
       false,
-    ).catch(unsupportedIfOff("updateLogSettings"));
+    );
     return logSettingsOf(r);
   }
 
