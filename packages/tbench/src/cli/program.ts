@@ -7,6 +7,7 @@ export type ParsedCommand =
   | { kind: "run"; options: Record<string, unknown> }
   | { kind: "compare"; baseline: string; candidate: string; options: Record<string, unknown> }
   | { kind: "merge"; inputs: string[]; options: Record<string, unknown> }
+  | { kind: "report"; inputs: string[]; options: Record<string, unknown> }
   /** A perf_analyzer flag tbench does not implement (the first one given). */
   | { kind: "unsupported"; flag: UnsupportedFlag };
 
@@ -28,7 +29,7 @@ const SHORT_NAMES: Record<string, string> = {
 /**
  * Builds tbench's commander program: perf_analyzer's flags with its defaults (documented in the help text;
  * applied by the config resolver so that "given" and "defaulted" stay distinguishable), grouped as in
- * perf_analyzer's docs/cli.md, plus the `compare` and `merge` subcommands. `onParsed` receives the result.
+ * perf_analyzer's docs/cli.md, plus the `compare`, `merge` and `report` subcommands. `onParsed` receives the result.
  */
 export function createProgram(version: string, onParsed: (command: ParsedCommand) => void): Command {
   const program = new Command("tbench")
@@ -190,6 +191,15 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     .requiredOption("-o, --output <path>", "where to write the merged result")
     .action((inputs: string[], opts: Record<string, unknown>) =>
       onParsed({ kind: "merge", inputs, options: opts }),
+    );
+
+  program
+    .command("report")
+    .description("chart --json results: throughput vs latency per run, percentiles and server time per level")
+    .argument("<inputs...>", "results to chart, one run each (tbench --json)")
+    .requiredOption("-o, --output <path>", "report.html (every chart, works offline) or chart.svg")
+    .action((inputs: string[], opts: Record<string, unknown>) =>
+      onParsed({ kind: "report", inputs, options: opts }),
     );
 
   return program;

@@ -5,6 +5,7 @@ import { runCompare } from "./compare-command.js";
 import { runMerge } from "./merge-command.js";
 import { unsupportedFlagMessage } from "./perf-analyzer-flags.js";
 import { createProgram, type ParsedCommand } from "./program.js";
+import { runReport } from "./report-command.js";
 import { type RunIo, runBenchmark } from "./run-command.js";
 import { UsageError } from "./usage-error.js";
 
@@ -72,6 +73,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await runCompare(parsed.baseline, parsed.candidate, parsed.options, write);
       case "merge":
         return await runMerge(parsed.inputs, parsed.options, write);
+      case "report":
+        return await runReport(parsed.inputs, parsed.options, write);
       case "run": {
         const config = resolveBenchConfig(parsed.options);
         const outcome = await runBenchmark(config, {
