@@ -30,4 +30,6 @@ export { renderHtmlReport, renderThroughputSvg } from "./report/html-report.js";
 export type { LevelJson, ResultJson } from "./report/json-result.js";
 export { parseResultJson, toResultJson } from "./report/json-result.js";
 export { mergeResults } from "./report/merge-results.js";
+export type { OnOffRuns } from "./report/on-off-summary.js";
+export { formatOnOffTable, formatRunTable, levelWarnings, onOffVerdict } from "./report/on-off-summary.js";
 export { formatSweepTable } from "./report/sweep-table.js";
