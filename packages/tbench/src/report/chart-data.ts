@@ -70,11 +70,11 @@ export function curveLatencyUs(point: ChartPoint): number {
   return values.length === 0 ? 0 : Math.max(...values);
 }
 
-/** A round upper bound for an axis: the data's maximum rounded up to 1, 2, 2.5 or 5 times a power of 10. */
+/** A round upper bound for an axis: the data's maximum rounded up to 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 x 10^n. */
 export function niceCeiling(max: number): number {
   if (!(max > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
-  for (const step of [1, 2, 2.5, 5, 10]) {
+  for (const step of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) {
     if (step * power >= max) return step * power;
   }
   return 10 * power;

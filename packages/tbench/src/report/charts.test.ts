@@ -136,10 +136,10 @@ describe("report charts", () => {
     assert.equal(run.points[0]?.breakdown, null);
   });
 
-  it("rounds axis ends up to 1, 2, 2.5 or 5 times a power of ten", () => {
+  it("rounds axis ends up to a round multiple of a power of ten", () => {
     assert.deepEqual(
       [0, 0.7, 1, 1.2, 2.4, 3, 47.3, 2050, 6000].map(niceCeiling),
-      [1, 1, 1, 2, 2.5, 5, 50, 2500, 10000],
+      [1, 0.8, 1, 1.5, 2.5, 3, 50, 2500, 6000],
     );
   });
 });

@@ -33,7 +33,7 @@ export function throughputLatencyOption(runs: readonly ChartRun[]): ChartOption 
   return {
     ...BASE,
     title: { text: "Throughput vs p99 latency", left: "center" },
-    legend: { top: 40, data: runs.map((r) => r.label) },
+    legend: { top: 40, itemGap: 30, data: runs.map((r) => r.label) },
     xAxis: {
       type: "value",
       name: "p99 latency (ms)",
@@ -76,7 +76,7 @@ export function percentilesOption(run: ChartRun): ChartOption {
   return {
     ...BASE,
     title: { text: `Latency percentiles per level: ${run.label}`, left: "center" },
-    legend: { top: 40, data: present.map((p) => `p${p}`) },
+    legend: { top: 40, itemGap: 30, data: present.map((p) => `p${p}`) },
     xAxis: {
       type: "category",
       name: run.mode === "request_rate" ? "request rate (req/s)" : "concurrency",
@@ -123,7 +123,7 @@ export function breakdownOption(run: ChartRun): ChartOption | undefined {
   return {
     ...BASE,
     title: { text: `Server-side time per request: ${run.label}`, left: "center" },
-    legend: { top: 40, data: BREAKDOWN_PARTS.map(([name]) => name) },
+    legend: { top: 40, itemGap: 30, data: BREAKDOWN_PARTS.map(([name]) => name) },
     xAxis: {
       type: "category",
       name: run.mode === "request_rate" ? "request rate (req/s)" : "concurrency",
