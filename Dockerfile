@@ -37,9 +37,10 @@ RUN case "$ONNXRUNTIME_EP" in \
       cuda12) ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js ;; \
       *) echo "ONNXRUNTIME_EP: expected cpu or cuda12, got '$ONNXRUNTIME_EP'" >&2; exit 1 ;; \
     esac
-# Runtime dependencies only; the workspace links in node_modules/@tbench stay.
+# Runtime dependencies only; the workspace links in node_modules/@tbench stay. src/ stays too: dist/ loads
+# @tbench/proto's generated code from src/gen, and the source maps point into src/.
 RUN npm prune --omit=dev --no-audit --no-fund \
-  && rm -rf packages/*/src packages/*/bench packages/*/*.tsbuildinfo examples/model-builder
+  && rm -rf packages/*/bench packages/*/*.tsbuildinfo
 
 FROM ${RUNTIME_IMAGE} AS runtime
 ENV NODE_ENV=production \
