@@ -84,9 +84,11 @@ describe("batching on/off summary", () => {
     const r = runs().before.result;
     r.levels[1]!.messages = [
       "Failed to obtain stable measurement within 5 measurement windows\nfor concurrency 16.",
+      "Warning: tbench's event loop was delayed 22.1 ms at p99: it may be the bottleneck",
     ];
     assert.deepEqual(levelWarnings("heavy_nobatch", r), [
       "warning [heavy_nobatch, concurrency 16]: Failed to obtain stable measurement within 5 measurement windows for concurrency 16.",
+      "warning [heavy_nobatch, concurrency 16]: tbench's event loop was delayed 22.1 ms at p99: it may be the bottleneck",
     ]);
   });
 });

@@ -129,6 +129,13 @@ export function levelWarnings(label: string, result: ResultJson): string[] {
   const prefix = (l: LevelJson) =>
     l.mode === "request_rate" ? `rate ${l.value}/s` : `concurrency ${l.value}`;
   return result.levels.flatMap((l) =>
-    l.messages.map((m) => `warning [${label}, ${prefix(l)}]: ${m.trim().replace(/\s*\n\s*/g, " ")}`),
+    l.messages.map(
+      // tbench's own "Warning: " prefix is dropped: the line already says it is one.
+      (m) =>
+        `warning [${label}, ${prefix(l)}]: ${m
+          .trim()
+          .replace(/^Warning:\s*/, "")
+          .replace(/\s*\n\s*/g, " ")}`,
+    ),
   );
 }
