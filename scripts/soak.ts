@@ -358,7 +358,7 @@ async function main(): Promise<void> {
     node: process.version,
     loadAverageStart: startLoad.map((v) => Math.round(v * 100) / 100),
     loadAverageEnd: loadavg().map((v) => Math.round(v * 100) / 100),
-    verdict: pass ? "pass" : "fail",
+    verdict: pass ? "met" : "not met",
     rss,
     fds,
     threads,
@@ -375,7 +375,7 @@ async function main(): Promise<void> {
   const markdown = [
     "# Soak: tbench-server under mixed traffic",
     "",
-    `**Verdict: ${pass ? "pass" : "FAIL"}**: RSS ${rss.flat ? "flat" : "GREW"} (last-quarter mean ${rss.lastQuarterMean} MiB vs second-quarter ${rss.secondQuarterMean} MiB, ${rss.growthPercent}%), descriptors ${fds.flat ? "flat" : "GREW"} (${fds.lastQuarterMean} vs ${fds.secondQuarterMean}), ${unexpectedCount} unexpected errors. Bound: ${FLAT_PERCENT}% (descriptors: or ${FD_SLACK}).`,
+    `**Verdict: ${pass ? "met" : "not met"}**: RSS ${rss.flat ? "flat" : "GREW"} (last-quarter mean ${rss.lastQuarterMean} MiB vs second-quarter ${rss.secondQuarterMean} MiB, ${rss.growthPercent}%), descriptors ${fds.flat ? "flat" : "GREW"} (${fds.lastQuarterMean} vs ${fds.secondQuarterMean}), ${unexpectedCount} unexpected errors. Bound: ${FLAT_PERCENT}% (descriptors: or ${FD_SLACK}).`,
     "",
     `${result.date}, ${MINUTES} min, ${result.cpus} CPUs, Node ${result.node}; load average at start ${result.loadAverageStart.join(" / ")}, at end ${result.loadAverageEnd.join(" / ")}. Server: the tbench-server command line, explicit model control, ${MODELS.join(", ")} loaded; server exit code after SIGTERM: ${exitCode}.`,
     "",

@@ -260,7 +260,7 @@ async function main(): Promise<void> {
     answered408: { idle: idle408, slowloris: slow408, closedAfterOpenS },
     server: { beforeBaseline: server0, loadOpened: server1, endOfLoadedRun: server2, afterClose: server3 },
     checks,
-    verdict: pass ? "pass" : "fail",
+    verdict: pass ? "met" : "not met",
   };
   const row = (name: string, r: RunResult) =>
     `| ${name} | ${r.requests} | ${r.perSecond} | ${r.ms.p50} | ${r.ms.p90} | ${r.ms.p99} | ${r.ms.max} | ${r.wrong + r.errors} |`;
