@@ -8,6 +8,7 @@ export {
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from "@tbench/proto";
+export type { AuthHook, AuthOptions, TlsOptions } from "./connection-options.js";
 export type { ServerErrorDetails } from "./error-mapping.js";
 export { errorFromGrpcStatus, errorFromHttpStatus } from "./error-mapping.js";
 export type { ErrorCode, InferenceErrorOptions } from "./errors.js";
@@ -37,13 +38,7 @@ export type {
   StreamResult,
 } from "./grpc/grpc-inference-client.js";
 export { createHttpClient } from "./http/http-client.js";
-export type {
-  AuthHook,
-  AuthOptions,
-  CompressionOptions,
-  HttpClientOptions,
-  TlsOptions,
-} from "./http/http-client-options.js";
+export type { CompressionOptions, HttpClientOptions } from "./http/http-client-options.js";
 export type { InferResult, OutputTensor, OutputTypedArray, OutputValues } from "./infer-result.js";
 export type {
   CallOptions,

@@ -6,8 +6,14 @@
  */
 import * as grpcJs from "@grpc/grpc-js";
 import { z } from "zod";
+import {
+  type AuthHook,
+  type AuthOptions,
+  authSchema,
+  type TlsOptions,
+  tlsSchema,
+} from "../connection-options.js";
 import { InvalidArgumentError } from "../errors.js";
-import type { AuthHook, AuthOptions, TlsOptions } from "../http/http-client-options.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "../retry-policy.js";
 
 /** Options of {@link createGrpcClient}. */
@@ -61,7 +67,6 @@ export interface ResolvedGrpcClientOptions {
   readonly backoff: Readonly<BackoffOptions>;
 }
 
-const pem = z.union([z.string(), z.instanceof(Buffer)]);
 const size = z
   .number()
   .int()
@@ -74,22 +79,8 @@ const schema = z.strictObject({
     .min(1, { error: "expected host:port, grpc://host:port, grpcs://host:port or a grpc-js target" }),
   timeoutMs: z.number().int().positive().optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  auth: z
-    .union([
-      z.strictObject({ type: z.literal("basic"), username: z.string(), password: z.string() }),
-      z.strictObject({ type: z.literal("bearer"), token: z.string().min(1) }),
-      z.custom<AuthHook>((v) => typeof v === "function"),
-    ])
-    .optional(),
-  tls: z
-    .strictObject({
-      ca: z.union([pem, z.array(pem)]).optional(),
-      cert: pem.optional(),
-      key: pem.optional(),
-      rejectUnauthorized: z.boolean().optional(),
-      servername: z.string().optional(),
-    })
-    .optional(),
+  auth: authSchema.optional(),
+  tls: tlsSchema.optional(),
   compression: z.enum(["none", "gzip", "deflate"]).optional(),
   maxRetries: z.number().int().min(0).max(100).optional(),
   retryInfer: z.boolean().optional(),

@@ -5,31 +5,15 @@
  */
 import type { Dispatcher } from "undici";
 import { z } from "zod";
+import {
+  type AuthHook,
+  type AuthOptions,
+  authSchema,
+  type TlsOptions,
+  tlsSchema,
+} from "../connection-options.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "../retry-policy.js";
-
-/** A hook that sets authentication headers on each request (it may refresh a token first). */
-export type AuthHook = (headers: Record<string, string>) => void | Promise<void>;
-
-/** Built-in authentication, or a hook. */
-export type AuthOptions =
-  | { type: "basic"; username: string; password: string }
-  | { type: "bearer"; token: string }
-  | AuthHook;
-
-/** TLS settings for https URLs (mTLS with `cert` + `key`). */
-export interface TlsOptions {
-  /** Trusted CA certificate(s), PEM. */
-  ca?: string | Buffer | Array<string | Buffer>;
-  /** Client certificate, PEM (mTLS). */
-  cert?: string | Buffer;
-  /** Client private key, PEM (mTLS). */
-  key?: string | Buffer;
-  /** Verify the server's certificate (default true). */
-  rejectUnauthorized?: boolean;
-  /** Server name for SNI and certificate checks, when it differs from the URL's host. */
-  servername?: string;
-}
 
 /** Compression of request and response bodies. */
 export interface CompressionOptions {
@@ -89,7 +73,6 @@ export interface ResolvedHttpClientOptions {
   readonly dispatcher: Dispatcher | undefined;
 }
 
-const pem = z.union([z.string(), z.instanceof(Buffer)]);
 const positiveMs = z.number().int().positive();
 
 const schema = z.strictObject({
@@ -98,22 +81,8 @@ const schema = z.strictObject({
   connectTimeoutMs: positiveMs.optional(),
   timeoutMs: positiveMs.optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  auth: z
-    .union([
-      z.strictObject({ type: z.literal("basic"), username: z.string(), password: z.string() }),
-      z.strictObject({ type: z.literal("bearer"), token: z.string().min(1) }),
-      z.custom<AuthHook>((v) => typeof v === "function"),
-    ])
-    .optional(),
-  tls: z
-    .strictObject({
-      ca: z.union([pem, z.array(pem)]).optional(),
-      cert: pem.optional(),
-      key: pem.optional(),
-      rejectUnauthorized: z.boolean().optional(),
-      servername: z.string().optional(),
-    })
-    .optional(),
+  auth: authSchema.optional(),
+  tls: tlsSchema.optional(),
   proxy: z.url({ protocol: /^https?$/, error: "expected an http:// or https:// proxy URL" }).optional(),
   compression: z
     .strictObject({ request: z.enum(["gzip", "deflate"]).optional(), response: z.boolean().optional() })
