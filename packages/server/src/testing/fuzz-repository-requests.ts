@@ -6,10 +6,8 @@
  * most name models the repository does not hold. The same seed gives the same requests.
  */
 import { deflateSync, gzipSync } from "node:zlib";
-import { createMulberry32 } from "@tbench/model-builder/prng";
+import { createFuzzRandom, type Json } from "./fuzz-random.js";
 import type { FuzzRequest } from "./fuzz-requests.js";
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The model the fuzz may really load and unload; its config as JSON (as GET .../config answers). */
 export const REPOSITORY_FUZZ_MODEL = "simple";
@@ -53,29 +51,10 @@ const CONFIG_KEYS = [
 
 /** Builds requests from `seed`. */
 export function createRepositoryFuzzRequests(seed: number) {
-  const random = createMulberry32(seed);
-  const int = (n: number) => Math.floor(random() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const chance = (p: number) => random() < p;
-
-  const randomJson = (depth = 0): Json => {
-    switch (int(depth > 2 ? 5 : 7)) {
-      case 0:
-        return null;
-      case 1:
-        return chance(0.5);
-      case 2:
-        return pick([0, -1, 1, 2 ** 31, 2 ** 53 + 2, -(2 ** 63), 1.5, 1e308, 65536]);
-      case 3:
-        return pick(["", "x", "true", "TYPE_INT32", "simple", "\u0000", "é", "9".repeat(30), "{"]);
-      case 4:
-        return [];
-      case 5:
-        return Array.from({ length: int(4) }, () => randomJson(depth + 1));
-      default:
-        return { [pick(["ready", "parameters", "config", "unload_dependents", "x"])]: randomJson(depth + 1) };
-    }
-  };
+  const { int, pick, chance, randomJson } = createFuzzRandom(seed, {
+    strings: ["", "x", "true", "TYPE_INT32", "simple", "\u0000", "é", "9".repeat(30), "{"],
+    keys: ["ready", "parameters", "config", "unload_dependents", "x"],
+  });
 
   /** A config override: the real one, or one with a field replaced, dropped or nested wrongly. */
   const configOverride = (): string => {

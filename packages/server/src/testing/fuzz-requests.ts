@@ -5,7 +5,7 @@
  * ZIP_BOMB_INFLATED_BYTES). The same seed gives the same requests.
  */
 import { deflateSync, gzipSync } from "node:zlib";
-import { createMulberry32 } from "@tbench/model-builder/prng";
+import { createFuzzRandom, type Json } from "./fuzz-random.js";
 
 /** A request to send: path, headers and body bytes. */
 export interface FuzzRequest {
@@ -55,35 +55,12 @@ function zipBombs(): { gzip: Buffer; deflate: Buffer } {
   return bombs;
 }
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
 /** Builds requests from `seed`. */
 export function createFuzzRequests(seed: number) {
-  const random = createMulberry32(seed);
-  const int = (n: number) => Math.floor(random() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const chance = (p: number) => random() < p;
-
-  const randomJson = (depth = 0): Json => {
-    switch (int(depth > 2 ? 5 : 7)) {
-      case 0:
-        return null;
-      case 1:
-        return chance(0.5);
-      case 2:
-        return pick([0, -1, 1, 2 ** 31, 2 ** 53 + 2, -(2 ** 63), 1.5, 1e308, 65536]);
-      case 3:
-        return pick(["", "x", "INT32", "INPUT0", "OUTPUT0", "\u0000", "é", "9".repeat(30)]);
-      case 4:
-        return [];
-      case 5:
-        return Array.from({ length: int(4) }, () => randomJson(depth + 1));
-      default:
-        return {
-          [pick(["name", "shape", "data", "parameters", "binary_data_size", "x"])]: randomJson(depth + 1),
-        };
-    }
-  };
+  const { int, pick, chance, randomJson } = createFuzzRandom(seed, {
+    strings: ["", "x", "INT32", "INPUT0", "OUTPUT0", "\u0000", "é", "9".repeat(30)],
+    keys: ["name", "shape", "data", "parameters", "binary_data_size", "x"],
+  });
 
   /** A valid request: JSON header object plus binary sections. */
   const validRequest = (): { model: string; header: { [key: string]: Json }; sections: Buffer[] } => {
