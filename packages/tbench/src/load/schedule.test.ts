@@ -35,15 +35,20 @@ describe("createRateSchedule", () => {
     );
   });
 
-  it("the seeded generator is stable across runs (mulberry32 reference values)", () => {
-    const random = createSeededRandom(1);
-    const first = [random(), random(), random()].map((v) => v.toFixed(8));
-    const again = createSeededRandom(1);
-    assert.deepEqual(
-      [again(), again(), again()].map((v) => v.toFixed(8)),
-      first,
-    );
-    assert.ok(first.every((v) => Number(v) >= 0 && Number(v) < 1));
+  it("the seeded generator matches mulberry32's reference outputs", () => {
+    // Reference outputs (32-bit integers, divided by 2^32 by the generator) computed by an independent
+    // Python port of Tommy Ettinger's C mulberry32 with explicit 32-bit masking, not by this code.
+    // Seed 0's first value, 0.2664292086847126, is the one usually quoted for mulberry32.
+    const reference: Record<number, number[]> = {
+      0: [1144304738, 1416247, 958946056, 627933444, 2007157716],
+      1: [2693262067, 11749833, 2265367787, 4213581821, 4159151403],
+      42: [2581720956, 1925393290, 3661312704, 2876485805, 750819978],
+    };
+    for (const [seed, expected] of Object.entries(reference)) {
+      const random = createSeededRandom(Number(seed));
+      const got = expected.map(() => random() * 4294967296);
+      assert.deepEqual(got, expected, `seed ${seed}`);
+    }
   });
 });
 
