@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, describe, test } from "node:test";
 import zlib from "node:zlib";
+import { buildConnector, Pool } from "undici";
 import {
   AbortedError,
   ClientClosedError,
@@ -123,17 +124,33 @@ describe("retries", () => {
 
   test("connection refused (never sent) is retried, then a ConnectionError with requestSent false", async () => {
     const port = await closedPort();
-    const client = createHttpClient({ url: `http://127.0.0.1:${port}`, backoff: { initialDelayMs: 1 } });
-    open.push(client);
+    // The real undici connector, counted: each attempt opens one connection, which is refused.
+    const connector = buildConnector({});
     let attempts = 0;
+    const dispatcher = new Pool(`http://127.0.0.1:${port}`, {
+      connect: (opts, callback) => {
+        attempts += 1;
+        connector(opts, callback);
+      },
+    });
+    open.push(dispatcher);
+    const client = createHttpClient({
+      url: `http://127.0.0.1:${port}`,
+      backoff: { initialDelayMs: 1 },
+      dispatcher,
+    });
+    open.push(client);
     await assert.rejects(
-      client.loadModel("m", {}, { maxRetries: 2, headers: { "x-count": String(++attempts) } }),
+      client.loadModel("m", {}, { maxRetries: 2 }),
       (e: unknown) =>
         e instanceof ConnectionError &&
         e.requestSent === false &&
         /ECONNREFUSED/.test(String((e.cause as Error)?.message ?? e.message)),
     );
+    assert.equal(attempts, 3, "one attempt and two retries");
+    attempts = 0;
     await assert.rejects(client.infer("m", input), ConnectionError);
+    assert.equal(attempts, 1, "infer is not retried unless the caller opts in, even when never sent");
   });
 });
 
