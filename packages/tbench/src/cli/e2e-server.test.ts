@@ -53,6 +53,8 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
         "--collect-metrics",
         "--metrics-url",
         server.metricsUrl ?? "",
+        "--metrics-interval",
+        "100",
       ],
       { stdout: sink, stderr: sink, signal: new AbortController().signal },
     );
@@ -89,6 +91,17 @@ describe("tbench against a real tbench-server", { timeout: 120_000 }, () => {
     assert.ok(
       http.requestUs <= level.latency.avgUs + 4 * standardError,
       `HTTP ${http.requestUs} us vs latency ${level.latency.avgUs} us (standard error ${standardError})`,
+    );
+    // --collect-metrics scraped the server's Prometheus endpoint, every scrape answered, and what it read
+    // is what a CPU server at concurrency 1 shows: no GPUs, and never more than the one request pending.
+    const metrics = level.metrics;
+    assert.ok(metrics !== null, "the level carries the scraped metrics");
+    assert.ok(metrics.scrapeCount > 0, `${metrics.scrapeCount} scrapes`);
+    assert.equal(metrics.failedScrapeCount, 0);
+    assert.deepEqual(metrics.gpus, {});
+    assert.ok(
+      metrics.avgPendingRequests >= 0 && metrics.avgPendingRequests <= 1,
+      `average pending ${metrics.avgPendingRequests} at concurrency 1`,
     );
     const header = (await readFile(csv, "utf8")).split("\n")[0];
     assert.equal(
