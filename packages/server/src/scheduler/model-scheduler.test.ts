@@ -8,19 +8,14 @@ import { ServerError } from "../core/server-error.js";
 import type { InferenceResponse } from "../core/types.js";
 import type { PoolRun } from "../instances/instance-pool.js";
 import type { InstanceRunResult } from "../instances/model-instance.js";
-import type { DynamicBatchingSpec, ModelSpec, QueuePolicySpec } from "../repository/model-spec.js";
+import type { DynamicBatchingSpec, ModelSpec } from "../repository/model-spec.js";
 import { createModelStats } from "../stats/model-stats.js";
 import { createFakeClock, type FakeClock } from "../testing/fake-clock.js";
+import { queuePolicy } from "../testing/queue-policy.js";
 import { createModelScheduler } from "./model-scheduler.js";
 import { validateRequest } from "./request-validation.js";
 
-const policy = (p: Partial<QueuePolicySpec> = {}): QueuePolicySpec => ({
-  timeoutAction: "REJECT",
-  defaultTimeoutUs: 0,
-  allowTimeoutOverride: false,
-  maxQueueSize: 0,
-  ...p,
-});
+const policy = queuePolicy;
 
 function spec(
   options: { maxBatchSize?: number; batching?: Partial<DynamicBatchingSpec> | null; dims?: number[] } = {},
@@ -271,33 +266,34 @@ describe("dynamic batcher on a fake clock", () => {
     assert.deepEqual(batches(h).at(-1), { at: 5, requests: [3] });
   });
 
-  it("serves the highest priority level (1) first and maps priority 0 to the default level", async () => {
+  /** Runs request 1 alone, queues the others with the given priorities, and returns the order they ran in. */
+  async function priorityOrder(
+    levels: { priorityLevels: number; defaultPriorityLevel: number },
+    priorities: readonly number[],
+  ): Promise<number[]> {
     const h = harness(
-      spec({
-        maxBatchSize: 1,
-        batching: {
-          preferredBatchSizes: [1],
-          maxQueueDelayUs: 0,
-          priorityLevels: 2,
-          defaultPriorityLevel: 2,
-        },
-      }),
+      spec({ maxBatchSize: 1, batching: { preferredBatchSizes: [1], maxQueueDelayUs: 0, ...levels } }),
     );
     h.submit(1);
     await at(h, 0);
-    h.submit(2, { priority: 0 });
-    h.submit(3, { priority: 2 });
-    h.submit(4, { priority: 1 });
-    h.submit(5, { priority: 9 });
+    for (const [i, priority] of priorities.entries()) h.submit(i + 2, { priority });
     await at(h, 1);
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i <= priorities.length; i++) {
       h.runs[i]!.finish();
       await at(h, 2 + i);
     }
-    assert.deepEqual(
-      h.runs.map((r) => r.requests[0]),
-      [1, 4, 2, 3, 5],
-    );
+    return h.runs.map((r) => r.requests[0]!);
+  }
+
+  it("serves the highest priority level (1) first and maps priority 0 to the default level", async () => {
+    const order = await priorityOrder({ priorityLevels: 2, defaultPriorityLevel: 2 }, [0, 2, 1, 9]);
+    assert.deepEqual(order, [1, 4, 2, 3, 5]);
+  });
+
+  it("keeps a request at the lowest level (priority == priority_levels) there, below the default level", async () => {
+    const order = await priorityOrder({ priorityLevels: 3, defaultPriorityLevel: 2 }, [3, 0, 4, 2]);
+    // 3 (0: default), 4 (beyond the levels: default) and 5 (level 2) go before 2 (level 3, the lowest).
+    assert.deepEqual(order, [1, 3, 4, 5, 2]);
   });
 
   it("rejects a request whose queue timeout expired (REJECT) with 'Request timeout expired'", async () => {
