@@ -56,6 +56,34 @@ describe("merge", () => {
     assert.equal(merged.sources, 2);
   });
 
+  it("merges every run's uncorrected histogram (rate mode), not only the first run's", () => {
+    const a = values(3, 3000);
+    const b = values(4, 5000);
+    const lagUs = 40;
+    const run = (latenciesUs: number[]) =>
+      roundTrip(
+        toResultJson(
+          [syntheticLevel({ mode: "request_rate", value: 100, latenciesUs, sendLagUs: lagUs })],
+          { mode: "request_rate" },
+          "t",
+        ),
+      );
+    const level = mergeResults([run(a), run(b)]).levels[0]!;
+    // Uncorrected latency is measured from the actual send, lagUs after the scheduled time.
+    const expected = createLatencyHistogram();
+    for (const v of [...a, ...b]) expected.recordValue(v - lagUs);
+    const got = decodeHistogram(level.histograms.uncorrectedLatencyUs!);
+    assert.equal(got.totalCount, a.length + b.length);
+    assert.equal(encodeHistogram(got), encodeHistogram(expected));
+    const uncorrected = level.uncorrectedLatency!;
+    for (const p of [50, 90, 99]) {
+      assert.equal(uncorrected.percentiles[String(p)], expected.getValueAtPercentile(p));
+    }
+    const all = [...a, ...b];
+    assert.equal(uncorrected.avgUs, all.reduce((x, y) => x + y - lagUs, 0) / all.length);
+    assert.equal(level.moments.uncorrected!.count, all.length);
+  });
+
   it("rejects a file that is not a tbench result, naming it", () => {
     assert.throws(() => parseResultJson("{}", "x.json"), /x\.json: expected a tbench --json result/);
     assert.throws(

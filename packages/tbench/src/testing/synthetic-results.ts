@@ -14,6 +14,8 @@ export interface SyntheticLevelOptions {
   durationMs?: number;
   server?: ServerSideStats;
   startMs?: number;
+  /** Rate mode: how late each request was sent after its scheduled time, so uncorrected = latency - lag. */
+  sendLagUs?: number;
 }
 
 /** A level whose single window holds exactly the given latencies (microseconds). */
@@ -23,7 +25,7 @@ export function syntheticLevel(options: SyntheticLevelOptions): LevelResult {
   const start = options.startMs ?? 1_700_000_000_000;
   for (const us of options.latenciesUs) {
     recorder.recordSent(0, false);
-    recorder.recordSuccess(start, start, start + us / 1000);
+    recorder.recordSuccess(start, start + (options.sendLagUs ?? 0) / 1000, start + us / 1000);
   }
   for (const [kind, n] of Object.entries(options.errors ?? {})) {
     for (let i = 0; i < n; i++) recorder.recordError(kind, start, start + 1);
