@@ -13,6 +13,8 @@ import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
 import type { HttpTlsOptions } from "./http/http-tls.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
+import { createLatencySummaries } from "./metrics/latency-summaries.js";
+import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from "./metrics/metrics-config.js";
 import { createMetricsServer, type MetricsServer } from "./metrics/metrics-server.js";
 
 /** Default HTTP port (Triton's). */
@@ -66,6 +68,11 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly httpSendTimeoutMs?: number;
   /** Most open HTTP connections (node:http maxConnections); one past it is closed unanswered. 0: none (default). */
   readonly httpMaxConnections?: number;
+  /**
+   * Which per-model latency families the metrics endpoint publishes (`--metrics-config`): Triton's
+   * counters by default; summaries with quantiles when asked. Summaries need the core this server creates.
+   */
+  readonly metricsConfig?: MetricsConfig;
   /** A core to serve instead of creating one from the repository (tests); the server closes it too. */
   readonly core?: InferenceCore & { close?: () => Promise<void> };
 }
@@ -93,7 +100,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = options.httpAddress ?? "127.0.0.1";
   checkRestrictedApis(options.httpRestrictedApis ?? {}, "httpRestrictedApis");
   checkRestrictedApis(options.grpcRestrictedProtocols ?? {}, "grpcRestrictedProtocols");
-  const core = options.core ?? (await createInferenceCore({ ...options, logger }));
+  const metricsConfig = options.metricsConfig ?? DEFAULT_METRICS_CONFIG;
+  const summaries =
+    metricsConfig.summaryLatencies && options.metricsPort !== false
+      ? createLatencySummaries(metricsConfig.summaryQuantiles)
+      : undefined;
+  const core =
+    options.core ??
+    (await createInferenceCore({
+      ...options,
+      logger,
+      ...(summaries !== undefined ? { latencyObserver: summaries } : {}),
+    }));
   let http: HttpFrontEnd | undefined;
   let metrics: MetricsServer | undefined;
   let grpc: GrpcFrontEnd | undefined;
@@ -117,7 +135,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)
-      metrics = await createMetricsServer({ core, port: metricsPort, address, logger });
+      metrics = await createMetricsServer({
+        core,
+        port: metricsPort,
+        address,
+        logger,
+        latency: { counterLatencies: metricsConfig.counterLatencies, summaries },
+      });
     if (options.grpcPort !== undefined && options.grpcPort !== false) {
       grpc = await createGrpcFrontEnd({
         core,

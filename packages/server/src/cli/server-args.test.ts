@@ -109,6 +109,14 @@ test("bad command lines name the flag, the value and what is allowed", () => {
       "invalid --metrics-port '70000': expected a port from 0 to 65535",
     ],
     [
+      ["--model-repository", "m", "--metrics-config", "summary_latencies"],
+      "--metrics-config option format is <setting>=<value>. Got summary_latencies",
+    ],
+    [
+      ["--model-repository", "m", "--metrics-config", "summary_quantiles=0.99"],
+      "--metrics-config summary_quantiles=0.99: expected <quantile>:<error> pairs with both in (0, 1), got '0.99'",
+    ],
+    [
       ["--model-repository", "m", "--http-port", "1.5"],
       "invalid --http-port '1.5': expected an integer port",
     ],

@@ -22,6 +22,7 @@ import {
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { DEFAULT_MAX_PENDING_REQUESTS } from "../lifecycle/create-inference-core.js";
+import { type MetricsConfig, MetricsConfigFlagError, parseMetricsConfig } from "../metrics/metrics-config.js";
 import type { ServerOptions } from "../server.js";
 import {
   DEFAULT_GRPC_PORT,
@@ -149,6 +150,7 @@ const argsSchema = z.object({
     .max(128, "expected a number in the range 2 to 128")
     .optional(),
   httpRestrictedApi: z.array(z.string()),
+  metricsConfig: z.array(z.string()),
   grpcRestrictedProtocol: z.array(z.string()),
   grpcUseSsl: flag.optional(),
   grpcUseSslMutual: flag.optional(),
@@ -168,6 +170,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcPort: "--grpc-port",
   grpcAddress: "--grpc-address",
   metricsPort: "--metrics-port",
+  metricsConfig: "--metrics-config",
   httpAddress: "--http-address",
   modelControlMode: "--model-control-mode",
   repositoryPollSecs: "--repository-poll-secs",
@@ -221,6 +224,12 @@ function createProgram(): Command {
       "--metrics-port <port>",
       "Prometheus metrics port (0: any free port)",
       String(DEFAULT_METRICS_PORT),
+    )
+    .option(
+      "--metrics-config <setting=value>",
+      "latency metrics: summary_latencies=true, counter_latencies=false, summary_quantiles=<q>:<err>,... (repeatable)",
+      collect,
+      [] as string[],
     )
     .option("--http-address <address>", "address the HTTP and metrics endpoints bind", "127.0.0.1")
     .option("--model-control-mode <mode>", "none, poll or explicit", "none")
@@ -451,6 +460,13 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     if (error instanceof RestrictionFlagError) throw new CliUsageError(error.message);
     throw error;
   }
+  let metricsConfig: MetricsConfig;
+  try {
+    metricsConfig = parseMetricsConfig(a.metricsConfig);
+  } catch (error) {
+    if (error instanceof MetricsConfigFlagError) throw new CliUsageError(error.message);
+    throw error;
+  }
   const grpcTls = a.allowGrpc ? grpcTlsOf(a) : undefined;
   if ((a.httpSslCert === undefined) !== (a.httpSslKey === undefined))
     throw new CliUsageError("--http-ssl-cert and --http-ssl-key go together (HTTPS needs both PEM files)");
@@ -474,6 +490,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       ...(a.httpRestrictedApi.length > 0 ? { httpRestrictedApis } : {}),
       ...(a.grpcRestrictedProtocol.length > 0 ? { grpcRestrictedProtocols } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,
+      ...(a.metricsConfig.length > 0 ? { metricsConfig } : {}),
       httpAddress: a.httpAddress,
       modelControlMode: a.modelControlMode,
       repositoryPollSecs: a.repositoryPollSecs,

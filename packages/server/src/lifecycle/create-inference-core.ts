@@ -22,6 +22,7 @@ import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { isPlainModelName, listModelNames, resolveModelDirectory } from "../repository/confinement.js";
 import type { SecondaryStats } from "../scheduler/model-scheduler.js";
 import { validateRequest } from "../scheduler/request-validation.js";
+import type { LatencyObserver } from "../stats/model-stats.js";
 import { type EnsembleDependencies, loadEnsembleVersion } from "./ensemble-executor.js";
 import { createModelLifecycle } from "./model-lifecycle.js";
 import { parseConfigOverride } from "./model-loader.js";
@@ -84,6 +85,8 @@ export interface InferenceCoreOptions {
    * when the config sets no max_queue_size. Past it a request is refused with 503 and counted as REJECTED.
    */
   readonly maxPendingRequests?: number;
+  /** Sees every successful request's durations: startServer passes the latency summaries when they are on. */
+  readonly latencyObserver?: LatencyObserver;
 }
 
 /** Default --max-pending-requests: far above any queue that still answers in time, far below memory trouble. */
@@ -184,6 +187,7 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
       crashOnLoadModels: options.crashWorkerOnLoadModels,
       maxPendingRequests: options.maxPendingRequests ?? DEFAULT_MAX_PENDING_REQUESTS,
       gpuExecutionProvider: options.gpuExecutionProvider,
+      latencyObserver: options.latencyObserver,
       loadEnsemble: (config, version, stats) => loadEnsembleVersion(ensembles, config, version, stats),
     },
   });

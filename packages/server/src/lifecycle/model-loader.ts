@@ -41,7 +41,7 @@ import { checkConfigAgainstModel } from "../repository/model-io-check.js";
 import { instanceGroupSpecs, type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
 import { selectVersions, versionDirectories } from "../repository/version-policy.js";
 import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
-import { createModelStats, type ModelStatsCollector } from "../stats/model-stats.js";
+import { createModelStats, type LatencyObserver, type ModelStatsCollector } from "../stats/model-stats.js";
 import { runWarmup } from "./model-warmup.js";
 import type { ModelEntry, ServedVersion, VersionEntry, VersionExecutor } from "./version-state.js";
 
@@ -58,6 +58,8 @@ export interface LoaderContext {
   readonly maxPendingRequests?: number | undefined;
   /** The provider KIND_GPU instances ask for (--gpu-execution-provider); default auto. */
   readonly gpuExecutionProvider?: GpuExecutionProvider | undefined;
+  /** Sees every successful request's durations (the latency summaries), when they are on. */
+  readonly latencyObserver?: LatencyObserver | undefined;
   /** Loads an ensemble version (its steps run on other models); rejects with the reason it cannot serve. */
   readonly loadEnsemble: (
     config: ModelConfig,
@@ -338,7 +340,7 @@ export async function loadModel(ctx: LoaderContext, name: string, source: ModelS
       const entry: VersionEntry = {
         version,
         state: { name: "LOADING" },
-        stats: createModelStats(name, version),
+        stats: createModelStats(name, version, ctx.latencyObserver),
       };
       entries.set(version, entry);
       const started = ctx.clock.nowNs();

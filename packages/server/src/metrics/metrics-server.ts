@@ -8,7 +8,7 @@ import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { listen } from "../http/listen.js";
 import { type GpuQuery, probeGpuMetrics } from "./gpu-metrics.js";
-import { createPrometheusMetrics } from "./prometheus-metrics.js";
+import { createPrometheusMetrics, type PrometheusMetricsOptions } from "./prometheus-metrics.js";
 
 /** Options of createMetricsServer. */
 export interface MetricsServerOptions {
@@ -19,6 +19,8 @@ export interface MetricsServerOptions {
   readonly logger: Logger;
   /** Where GPU readings come from (default: nvidia-smi); tests pass a fake. */
   readonly gpuQuery?: GpuQuery;
+  /** Which latency families to publish (`--metrics-config`); default: the counters only. */
+  readonly latency?: Omit<PrometheusMetricsOptions, "gpus">;
 }
 
 /** A listening metrics endpoint. */
@@ -33,7 +35,7 @@ export interface MetricsServer {
 export async function createMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   // GPU families exist only when a GPU answers now (Triton registers them only for the GPUs it finds).
   const gpus = await probeGpuMetrics(options.gpuQuery);
-  const metrics = createPrometheusMetrics(options.core, { gpus });
+  const metrics = createPrometheusMetrics(options.core, { ...options.latency, gpus });
   const server = createServer((req, res) => {
     if (req.method !== "GET") {
       res.writeHead(405, { "Content-Type": "application/json" });

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
+import { parseMetricsConfig } from "./metrics-config.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const DASHBOARD = new URL("../../../../deploy/grafana/dashboards/tbench.json", import.meta.url).pathname;
@@ -100,6 +101,8 @@ describe("Grafana dashboard against real Prometheus scraping tbench-server", () 
       metricsPort: 0,
       modelControlMode: "explicit",
       loadModels: ["simple"],
+      // The p50/p99 panel reads Triton's latency summaries, off unless asked for.
+      metricsConfig: parseMetricsConfig(["summary_latencies=true"]),
       logger: silentLogger,
     });
     dir = mkdtempSync(join(tmpdir(), "tbench-prometheus-"));
@@ -196,6 +199,18 @@ describe("Grafana dashboard against real Prometheus scraping tbench-server", () 
       assert.equal(await instant(simple(metric)), expected, metric);
     }
     assert.ok(((await instant(simple("nv_inference_compute_infer_duration_us"))) ?? 0) > 0);
+  });
+
+  test("the request latency summary counts every success; its quantiles are ordered and within the requests", async () => {
+    assert.equal(await instant(simple("nv_inference_request_summary_us_count")), SUCCEEDED);
+    const total = (await instant(simple("nv_inference_request_duration_us"))) ?? Number.NaN;
+    const sum = (await instant(simple("nv_inference_request_summary_us_sum"))) ?? Number.NaN;
+    // The counter is the whole-microsecond floor of the same nanoseconds the summary adds up.
+    assert.ok(sum >= total && sum < total + 1, `summary sum ${sum} against counter ${total}`);
+    const p50 = (await instant(simple("nv_inference_request_summary_us", ',quantile="0.5"'))) ?? Number.NaN;
+    const p99 = (await instant(simple("nv_inference_request_summary_us", ',quantile="0.99"'))) ?? Number.NaN;
+    assert.ok(p50 > 0 && p50 <= p99 && p99 <= sum, `p50 ${p50}, p99 ${p99}, sum ${sum}`);
+    assert.equal(await instant(simple("nv_inference_queue_summary_us_count")), SUCCEEDED);
   });
 
   test("the model variable's query lists simple", async () => {

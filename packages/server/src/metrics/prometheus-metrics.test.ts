@@ -3,6 +3,8 @@ import { test } from "node:test";
 import { silentLogger } from "../core/logger.js";
 import type { ModelStatistics } from "../core/types.js";
 import { createFakeCore } from "../testing/fake-core.js";
+import { createLatencySummaries } from "./latency-summaries.js";
+import { parseMetricsConfig } from "./metrics-config.js";
 import { createMetricsServer } from "./metrics-server.js";
 import { parsePrometheusText } from "./prometheus-text.js";
 
@@ -85,6 +87,59 @@ test("metrics are computed at scrape time from statistics and the metrics snapsh
     assert.equal((await fetch(server.url, { method: "POST" })).status, 405);
   } finally {
     await server.close();
+    await server.close();
+  }
+});
+
+test("--metrics-config: summaries carry each success in µs with Triton's quantiles, counters can be dropped, an unloaded version's series go", async () => {
+  const core = createFakeCore();
+  let models = [stats("simple", "1", 1)];
+  core.modelStatistics = () => models;
+  const summaries = createLatencySummaries(parseMetricsConfig([]).summaryQuantiles);
+  const server = await createMetricsServer({
+    core,
+    port: 0,
+    address: "127.0.0.1",
+    logger: silentLogger,
+    latency: { counterLatencies: false, summaries },
+  });
+  try {
+    const times = { computeInputNs: 2_000, computeInferNs: 3_000_000, computeOutputNs: 4_000 };
+    // 100 requests of 1..100 ms end to end, queued 10 µs each.
+    for (let ms = 1; ms <= 100; ms++) summaries.requestSucceeded("simple", "1", ms * 1e6, 10_000, times);
+    const text = await (await fetch(server.url)).text();
+    const samples = parsePrometheusText(text);
+    const labels = { model: "simple", version: "1" };
+    assert.match(text, /# TYPE nv_inference_request_summary_us summary/);
+    assert.equal(samples.get("nv_inference_request_summary_us_count", labels), 100);
+    assert.equal(samples.get("nv_inference_request_summary_us_sum", labels), 5050 * 1000);
+    for (const [quantile, expected] of [
+      ["0.5", 50_000],
+      ["0.9", 90_000],
+      ["0.99", 99_000],
+    ] as const) {
+      const value = samples.get("nv_inference_request_summary_us", { ...labels, quantile }) ?? Number.NaN;
+      // prom-client's digest interpolates between neighbours: within one request of the exact rank.
+      assert.ok(Math.abs(value - expected) <= 1_000, `quantile ${quantile}: ${value}, expected ~${expected}`);
+    }
+    assert.equal(samples.get("nv_inference_queue_summary_us_sum", labels), 100 * 10);
+    assert.equal(samples.get("nv_inference_compute_infer_summary_us_count", labels), 100);
+    assert.equal(
+      samples.samples.filter(
+        (s) => s.name === "nv_inference_request_summary_us" && s.labels.model === "simple",
+      ).length,
+      5,
+    );
+    // counter_latencies=false: the five duration counters are gone, the counts stay.
+    assert.doesNotMatch(text, /nv_inference_request_duration_us/);
+    assert.doesNotMatch(text, /nv_inference_compute_infer_duration_us/);
+    assert.equal(samples.get("nv_inference_request_success", labels), 7);
+
+    models = [];
+    const after = await (await fetch(server.url)).text();
+    assert.doesNotMatch(after, /nv_inference_request_summary_us\{/);
+    assert.doesNotMatch(after, /nv_inference_queue_summary_us_count\{/);
+  } finally {
     await server.close();
   }
 });

@@ -6,6 +6,7 @@
 import { Counter, Gauge, Registry } from "prom-client";
 import type { InferenceCore, ModelMetricsSnapshot, ModelStatistics } from "../core/types.js";
 import { type GpuMetricsSource, registerGpuMetrics } from "./gpu-metrics.js";
+import type { LatencySummaries } from "./latency-summaries.js";
 import { createSystemUsageReader } from "./system-usage.js";
 
 /** Metrics for one core. */
@@ -34,10 +35,43 @@ function createScrapeCache(core: InferenceCore) {
 
 const US_PER_NS = 1 / 1000;
 
+/** The latency counters (`--metrics-config counter_latencies=false` drops them): statistics totals in µs. */
+const DURATION_COUNTERS = [
+  [
+    "nv_inference_request_duration_us",
+    "Total end-to-end handling time of successful inference requests, in microseconds",
+    "success",
+  ],
+  [
+    "nv_inference_queue_duration_us",
+    "Total time requests waited in the scheduler queue, in microseconds",
+    "queue",
+  ],
+  [
+    "nv_inference_compute_input_duration_us",
+    "Total time spent preparing model inputs, in microseconds",
+    "compute_input",
+  ],
+  [
+    "nv_inference_compute_infer_duration_us",
+    "Total time spent running the model, in microseconds",
+    "compute_infer",
+  ],
+  [
+    "nv_inference_compute_output_duration_us",
+    "Total time spent extracting model outputs, in microseconds",
+    "compute_output",
+  ],
+] as const;
+
 /** Options of createPrometheusMetrics. */
 export interface PrometheusMetricsOptions {
   /** The GPUs found at startup; without one, no nv_gpu_* family is registered. */
   readonly gpus?: GpuMetricsSource | undefined;
+  /** Default true; false drops the five `*_duration_us` counters (`--metrics-config counter_latencies=false`). */
+  readonly counterLatencies?: boolean | undefined;
+  /** The latency summaries, when `--metrics-config summary_latencies=true` turned them on. */
+  readonly summaries?: LatencySummaries | undefined;
 }
 
 /** Registers Triton's metric families for `core` on a fresh registry. */
@@ -95,31 +129,10 @@ export function createPrometheusMetrics(
   });
   statCounter("nv_inference_count", "Inferences performed (a batch of n counts n)", (s) => s.inference_count);
   statCounter("nv_inference_exec_count", "Model executions (batches run)", (s) => s.execution_count);
-  statCounter(
-    "nv_inference_request_duration_us",
-    "Total end-to-end handling time of successful inference requests, in microseconds",
-    (s) => Math.floor(s.inference_stats.success.ns * US_PER_NS),
-  );
-  statCounter(
-    "nv_inference_queue_duration_us",
-    "Total time requests waited in the scheduler queue, in microseconds",
-    (s) => Math.floor(s.inference_stats.queue.ns * US_PER_NS),
-  );
-  statCounter(
-    "nv_inference_compute_input_duration_us",
-    "Total time spent preparing model inputs, in microseconds",
-    (s) => Math.floor(s.inference_stats.compute_input.ns * US_PER_NS),
-  );
-  statCounter(
-    "nv_inference_compute_infer_duration_us",
-    "Total time spent running the model, in microseconds",
-    (s) => Math.floor(s.inference_stats.compute_infer.ns * US_PER_NS),
-  );
-  statCounter(
-    "nv_inference_compute_output_duration_us",
-    "Total time spent extracting model outputs, in microseconds",
-    (s) => Math.floor(s.inference_stats.compute_output.ns * US_PER_NS),
-  );
+  if (options.counterLatencies !== false) {
+    for (const [name, help, field] of DURATION_COUNTERS)
+      statCounter(name, help, (s) => Math.floor(s.inference_stats[field].ns * US_PER_NS));
+  }
   new Gauge<Labels>({
     name: "nv_inference_pending_request_count",
     help: "Inference requests received and not yet started by a model instance",
@@ -169,6 +182,10 @@ export function createPrometheusMetrics(
     },
   });
 
+  options.summaries?.register(
+    registry,
+    () => new Set(cache.stats().map((s) => `${s.name}\u0000${s.version}`)),
+  );
   if (options.gpus !== undefined) registerGpuMetrics(registry, options.gpus);
 
   return {

@@ -28,6 +28,20 @@ interface BatchEntry {
   compute_output: MutableDuration;
 }
 
+/**
+ * Receives each successful request's durations as it finishes, for metrics that cannot be computed from
+ * totals at scrape time (the latency summaries of metrics/latency-summaries.ts).
+ */
+export interface LatencyObserver {
+  requestSucceeded(
+    model: string,
+    version: string,
+    durationNs: number,
+    queueNs: number,
+    times: ExecutionTimes,
+  ): void;
+}
+
 /** Collects the statistics of one model version. */
 export interface ModelStatsCollector {
   /** Where the pending request count comes from: the scheduler's queue (default: none, 0). */
@@ -51,8 +65,12 @@ const add = (d: MutableDuration, ns: number) => {
 };
 const freeze = (d: MutableDuration): StatisticDuration => ({ count: d.count, ns: d.ns });
 
-/** Creates the collector for `model` version `version`. */
-export function createModelStats(model: string, version: string): ModelStatsCollector {
+/** Creates the collector for `model` version `version`; `observer` also sees every success. */
+export function createModelStats(
+  model: string,
+  version: string,
+  observer?: LatencyObserver,
+): ModelStatsCollector {
   let lastInference = 0;
   let inferenceCount = 0;
   let executionCount = 0;
@@ -79,6 +97,7 @@ export function createModelStats(model: string, version: string): ModelStatsColl
       add(stats.compute_infer, times.computeInferNs);
       add(stats.compute_output, times.computeOutputNs);
       lastInference = Math.max(lastInference, epochMs);
+      observer?.requestSucceeded(model, version, durationNs, queueNs, times);
     },
     requestFailed(durationNs, reason, epochMs) {
       add(stats.fail, durationNs);
