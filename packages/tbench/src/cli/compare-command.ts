@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import {
   COMPARE_METRICS,
@@ -6,21 +7,78 @@ import {
   formatCompareTable,
 } from "../report/compare-results.js";
 import { parseResultJson, type ResultJson } from "../report/json-result.js";
+import { isTuneJson, selectTuneRun, tuneRuns } from "../tune/tune-json.js";
 import { UsageError } from "./usage-error.js";
 
-/** Reads and validates a `--json` result, turning problems into usage errors (exit 2). */
-export async function readResultFile(path: string): Promise<ResultJson> {
-  let text: string;
+/** A result file's text; `FILE#LABEL` names one run of a `tbench tune --json` file. */
+async function readSource(path: string): Promise<{ file: string; label: string | undefined; text: string }> {
+  const hash = path.lastIndexOf("#");
+  const split = hash > 0 && !existsSync(path);
+  const file = split ? path.slice(0, hash) : path;
+  const label = split ? path.slice(hash + 1) : undefined;
   try {
-    text = await readFile(path, "utf8");
+    return { file, label, text: await readFile(file, "utf8") };
   } catch (error) {
-    throw new UsageError(`${path}: cannot read the file (${(error as Error).message})`);
+    throw new UsageError(`${file}: cannot read the file (${(error as Error).message})`);
+  }
+}
+
+function parseSource(
+  file: string,
+  label: string | undefined,
+  text: string,
+): { label: string; result: ResultJson }[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
   }
   try {
-    return parseResultJson(text, path);
+    if (isTuneJson(json)) {
+      return label === undefined
+        ? tuneRuns(json, file)
+        : [{ label, result: selectTuneRun(json, label, file) }];
+    }
+    if (label !== undefined)
+      throw new Error(`${file}: #${label} selects a run of a tbench tune --json result, this is not one`);
+    return [{ label: file, result: parseResultJson(text, file) }];
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * Reads and validates a `--json` result, turning problems into usage errors (exit 2). A `tbench tune
+ * --json` file gives its winner, or the run named by `FILE#LABEL`.
+ */
+export async function readResultFile(path: string): Promise<ResultJson> {
+  const { file, label, text } = await readSource(path);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (isTuneJson(json) && label === undefined) {
+    try {
+      return selectTuneRun(json, undefined, file);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  const [run] = parseSource(file, label, text);
+  return run!.result;
+}
+
+/** Every run in a result file: one for a `tbench --json` file, each measured config of a tune result. */
+export async function readResultRuns(
+  path: string,
+): Promise<{ label: string | undefined; result: ResultJson }[]> {
+  const { file, label, text } = await readSource(path);
+  const runs = parseSource(file, label, text);
+  // A plain result keeps its file-name label (the caller's); tune runs are named by their candidate.
+  return runs.map((r) => ({ label: r.label === file ? undefined : r.label, result: r.result }));
 }
 
 function positive(flag: string, value: unknown): number | undefined {

@@ -8,6 +8,7 @@ export type ParsedCommand =
   | { kind: "compare"; baseline: string; candidate: string; options: Record<string, unknown> }
   | { kind: "merge"; inputs: string[]; options: Record<string, unknown> }
   | { kind: "report"; inputs: string[]; options: Record<string, unknown> }
+  | { kind: "tune"; options: Record<string, unknown> }
   /** A perf_analyzer flag tbench does not implement (the first one given). */
   | { kind: "unsupported"; flag: UnsupportedFlag };
 
@@ -29,7 +30,7 @@ const SHORT_NAMES: Record<string, string> = {
 /**
  * Builds tbench's commander program: perf_analyzer's flags with its defaults (documented in the help text;
  * applied by the config resolver so that "given" and "defaulted" stay distinguishable), grouped as in
- * perf_analyzer's docs/cli.md, plus the `compare`, `merge` and `report` subcommands. `onParsed` receives the result.
+ * perf_analyzer's docs/cli.md, plus the `compare`, `merge`, `report` and `tune` subcommands. `onParsed` receives the result.
  */
 export function createProgram(version: string, onParsed: (command: ParsedCommand) => void): Command {
   const program = new Command("tbench")
@@ -37,7 +38,9 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     .version(version, "--version", "print the version")
     .helpOption("-h, --help", "print this help")
     .showSuggestionAfterError(true)
-    .allowExcessArguments(false);
+    .allowExcessArguments(false)
+    // tune has its own -m, -u, -i...: the program's options are only read before a subcommand's name.
+    .enablePositionalOptions();
 
   program.optionsGroup("General Options:");
   program
@@ -201,6 +204,77 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     .action((inputs: string[], opts: Record<string, unknown>) =>
       onParsed({ kind: "report", inputs, options: opts }),
     );
+
+  program
+    .command("tune")
+    .description(
+      "find the model config that meets a latency budget: load candidate configs (explicit model control), " +
+        "sweep each, rank them, restore the original",
+    )
+    .requiredOption(
+      "-m, --model <name>",
+      "model to tune (loaded, on a server in explicit model control mode)",
+    )
+    .option(
+      "-u, --url <url>",
+      "server URL (default: localhost:8000 with -i http, localhost:8001 with -i grpc)",
+    )
+    .option("-i, --protocol <protocol>", "http | grpc (default: http)")
+    .option(
+      "-H, --header <header:value>",
+      "add an HTTP header (gRPC: metadata) to every call (repeatable)",
+      collect,
+    )
+    .option("--latency-budget <metric:time>", "avg|p50|p90|p95|p99 under a time, e.g. p95:10ms")
+    .option("--min-throughput <n>", "levels under this many infer/sec do not count")
+    .option("--goal <goal>", "throughput (highest within the budget) | latency (lowest at --min-throughput)")
+    .option("--batching <list>", "off,on (default: both when max_batch_size > 0)")
+    .option(
+      "--max-queue-delay-us <list>",
+      "e.g. 0,500,2000 (default: 0, the configured delay (or 500), 4x it)",
+    )
+    .option(
+      "--preferred-batch-size <list>",
+      "none | auto | sizes joined by +, e.g. none,auto,4+8 (default: as configured)",
+    )
+    .option("--max-batch-size <list>", "e.g. 8,32 (default: as configured)")
+    .option("--instance-count <list>", "e.g. 1,2 (default: the configured count and twice it)")
+    .option(
+      "--concurrency <list>",
+      "concurrency levels of each sweep (default: 1,2,4,8,16,32; stops over the budget)",
+    )
+    .option("--max-runs <n>", "measure at most n configs")
+    .option("--time-budget <duration>", "start no new config after this long, e.g. 10m")
+    .option(
+      "--restore-timeout <duration>",
+      "keep trying to restore the original config this long (default: 60s)",
+    )
+    .option("-p, --measurement-interval <ms>", "window length, msec (default: 5000)")
+    .option(
+      "-s, --stability-percentage <pct>",
+      "allowed variation between the last 3 windows, % (default: 10)",
+    )
+    .option("-r, --max-trials <n>", "maximum windows per level while seeking stability (default: 10)")
+    .option("--measurement-mode <mode>", "time_windows | count_windows (default: time_windows)")
+    .option(
+      "--measurement-request-count <n>",
+      "minimum requests per window in count_windows mode (default: 50)",
+    )
+    .option("--warmup-request-count <n>", "requests sent before measuring each config (default: 0)")
+    .option("-b, --batch-size <n>", "batch size of each request (default: 1)")
+    .option(
+      "--input-data <zero|random|file>",
+      "input data, or a perf_analyzer JSON file (repeatable)",
+      collect,
+    )
+    .option("--shape <name:d1,d2>", "shape of an input with variable dimensions (repeatable)", collect)
+    .addOption(new Option("-v, --verbose", "print each sweep as tbench does").argParser(count))
+    .option("--output-config <dir>", "write the winner as DIR/<model>/config.pbtxt")
+    .option(
+      "--json <path>",
+      "write every run's full result (tbench compare FILE#LABEL and tbench report read it)",
+    )
+    .action((opts: Record<string, unknown>) => onParsed({ kind: "tune", options: opts }));
 
   return program;
 }

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { type ChartRun, chartRunFromResult } from "../report/chart-data.js";
 import { renderHtmlReport, renderThroughputSvg } from "../report/html-report.js";
-import { readResultFile } from "./compare-command.js";
+import { readResultRuns } from "./compare-command.js";
 import { UsageError } from "./usage-error.js";
 
 /** A run's label: its file name without `.json` (`batching-on.json` -> `batching-on`), made unique. */
@@ -19,7 +19,8 @@ function labels(inputs: readonly string[]): string[] {
 /**
  * `tbench report A.json [B.json...] -o report.html|report.svg`: charts the results. HTML holds every chart
  * (throughput against latency for all runs, then each run's percentiles and server-side breakdown); SVG
- * holds the throughput/latency chart alone, for a README. Returns the exit code.
+ * holds the throughput/latency chart alone, for a README. A `tbench tune --json` file charts each of its
+ * measured configs. Returns the exit code.
  */
 export async function runReport(
   inputs: readonly string[],
@@ -33,9 +34,12 @@ export async function runReport(
     throw new UsageError(`report: -o expects a file ending in .html or .svg, got '${output}'`);
   }
   if (inputs.length < 1) throw new UsageError("report: expected at least one result file");
-  const results = await Promise.all(inputs.map(readResultFile));
+  const files = await Promise.all(inputs.map(readResultRuns));
   const names = labels(inputs);
-  const runs: ChartRun[] = results.map((r, i) => chartRunFromResult(r, names[i] ?? `run ${i + 1}`));
+  // A tune result (tbench tune --json) brings one run per measured config, named by its config.
+  const runs: ChartRun[] = files.flatMap((file, i) =>
+    file.map((r) => chartRunFromResult(r.result, r.label ?? names[i] ?? `run ${i + 1}`)),
+  );
   const empty = runs.filter((r) => r.points.length === 0).map((r) => r.label);
   if (empty.length > 0) {
     throw new UsageError(`report: no level with a successful request in ${empty.join(", ")}`);

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { CommanderError } from "commander";
+import { runTune, type SignalSource } from "../tune/run-tune.js";
 import { resolveBenchConfig } from "./bench-config.js";
 import { runCompare } from "./compare-command.js";
 import { runMerge } from "./merge-command.js";
@@ -7,6 +8,7 @@ import { unsupportedFlagMessage } from "./perf-analyzer-flags.js";
 import { createProgram, type ParsedCommand } from "./program.js";
 import { runReport } from "./report-command.js";
 import { type RunIo, runBenchmark } from "./run-command.js";
+import { resolveTuneOptions } from "./tune-command.js";
 import { UsageError } from "./usage-error.js";
 
 /** tbench's version, from its package.json (one level above both src/ and dist/). */
@@ -20,7 +22,11 @@ export function tbenchVersion(): string {
 }
 
 /** Streams and interruption of {@link runCli}. */
-export type CliIo = Pick<RunIo, "stdout" | "stderr" | "signal"> & Partial<Pick<RunIo, "createClient">>;
+export type CliIo = Pick<RunIo, "stdout" | "stderr" | "signal"> &
+  Partial<Pick<RunIo, "createClient">> & {
+    /** Where `tune` installs its SIGINT/SIGTERM handlers (main.ts passes `process`). */
+    signals?: SignalSource | undefined;
+  };
 
 function oneLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -75,6 +81,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await runMerge(parsed.inputs, parsed.options, write);
       case "report":
         return await runReport(parsed.inputs, parsed.options, write);
+      case "tune":
+        return await runTune(resolveTuneOptions(parsed.options), {
+          stdout: io.stdout,
+          stderr: io.stderr,
+          signal: io.signal,
+          signals: io.signals,
+          version,
+          createClient: io.createClient,
+        });
       case "run": {
         const config = resolveBenchConfig(parsed.options);
         const outcome = await runBenchmark(config, {

@@ -47,6 +47,8 @@ export interface RunIo {
    */
   createClient?: ((url: string, headers: Record<string, string>) => InferenceClient) | undefined;
   version: string;
+  /** Called as each level starts (tbench tune's progress line). */
+  onLevel?: ((level: LoadLevel) => void) | undefined;
 }
 
 /** The result of a run: every level, and the exit code tbench should end with. */
@@ -328,6 +330,7 @@ export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunO
     const results: LevelResult[] = [];
     const profileAndReport = async (level: LoadLevel) => {
       print(`${levelHeading(level)}\n`);
+      io.onLevel?.(level);
       const result = await profiler.profile(level);
       progress.clear();
       results.push(result);
