@@ -13,26 +13,13 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
 import { parseResultJson } from "../report/json-result.js";
-import { runCli } from "./run-cli.js";
+import { runTbench } from "../testing/cli-harness.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
 const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };
 const skip = spawnSync("openssl", ["version"]).status === 0 ? false : "the openssl CLI is not installed";
 
-async function run(args: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const code = await runCli(args, {
-    stdout: { write: () => true },
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-    },
-    signal: new AbortController().signal,
-  });
-  return { code, stderr };
-}
+const run = runTbench;
 
 /** A CA, a server certificate it signs for 127.0.0.1, and a client certificate it signs. */
 async function makeCertificates(dir: string): Promise<void> {

@@ -1,54 +1,17 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
-import { type LevelJson, parseResultJson } from "../report/json-result.js";
-import { runCli } from "./run-cli.js";
+import { assertCountsAgree, readFirstLevel, runTbench, type ServerLevel } from "../testing/cli-harness.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
 const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };
-const sink = { write: () => true };
 
-type ServerLevel = LevelJson & {
-  server: { inferenceCount: number; successCount: number } | null;
-  serverBreakdown: { requestUs: number } | null;
-  metrics: unknown;
-};
-
-async function run(args: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const code = await runCli(args, {
-    stdout: sink,
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-    },
-    signal: new AbortController().signal,
-  });
-  return { code, stderr };
-}
-
-async function level(path: string): Promise<ServerLevel> {
-  return parseResultJson(await readFile(path, "utf8"), path).levels[0] as ServerLevel;
-}
-
-/**
- * Statistics are read at each window boundary, so the client's and the server's counts of the same windows
- * differ by at most the requests in flight at either end: `inFlight` at each.
- */
-function assertCountsAgree(l: ServerLevel, inFlight: number): void {
-  assert.ok(l.server !== null, "the server-side breakdown is there over gRPC too");
-  const difference = Math.abs(l.server.inferenceCount - l.requestCount);
-  assert.ok(
-    difference <= 2 * inFlight,
-    `client ${l.requestCount} vs server ${l.server.inferenceCount} inferences (${inFlight} in flight)`,
-  );
-}
+const run = runTbench;
+const level = readFirstLevel;
 
 describe("tbench -i grpc against a real tbench-server", { timeout: 120_000 }, () => {
   let server: RunningServer;

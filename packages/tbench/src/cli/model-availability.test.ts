@@ -5,27 +5,14 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
+import { runTbench } from "../testing/cli-harness.js";
 import { type FakeV2Server, startFakeV2Server } from "../testing/fake-v2-server.js";
-import { runCli } from "./run-cli.js";
 
 const SIMPLE = fileURLToPath(new URL("../../../../examples/models/simple", import.meta.url));
 const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };
 
 /** Runs tbench and returns its exit code and stderr; no request should get as far as load. */
-async function tbench(args: readonly string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const io = {
-    stdout: { write: () => true },
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-    },
-    signal: new AbortController().signal,
-  };
-  return { code: await runCli(args, io), stderr };
-}
+const tbench = runTbench;
 
 /** Copies examples/models/simple under `name`, its config changed by `edit`. */
 async function addModel(repository: string, name: string, edit: (config: string) => string) {

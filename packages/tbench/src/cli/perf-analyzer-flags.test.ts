@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { runTbench } from "../testing/cli-harness.js";
 import { resolveBenchConfig } from "./bench-config.js";
 import { UNSUPPORTED_PERF_ANALYZER_FLAGS } from "./perf-analyzer-flags.js";
 import { createProgram, type ParsedCommand } from "./program.js";
-import { runCli } from "./run-cli.js";
 
 // The oracle: perf_analyzer's own option list, independent of the table under test. Long options in the
 // order of the `long_options` table of perf_analyzer's src/command_line_parser.cc (indices 0..66,
@@ -172,22 +172,12 @@ function parse(args: readonly string[]): Promise<ParsedCommand | undefined> {
   return program.parseAsync(["-m", "simple", ...args], { from: "user" }).then(() => parsed);
 }
 
-async function runQuietly(args: readonly string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const io = {
-    stdout: { write: () => true },
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-    },
-    signal: new AbortController().signal,
+function runQuietly(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+  return runTbench(args, {
     createClient: () => {
       throw new Error("no server call is expected");
     },
-  };
-  return { code: await runCli(args, io), stderr };
+  });
 }
 
 describe("perf_analyzer's flags", () => {
