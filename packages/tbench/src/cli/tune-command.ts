@@ -82,7 +82,7 @@ export function resolveTuneOptions(options: Record<string, unknown>): TuneOption
   };
   if (objective.goal === "throughput" && objective.budget === undefined) {
     throw new UsageError(
-      "--latency-budget: expected a budget such as p95:10ms (the highest throughput is only meaningful under one)",
+      "--latency-budget: expected a budget such as p95:10ms with --goal throughput (the default), got none",
     );
   }
   const outputConfig = s("outputConfig");

@@ -64,6 +64,11 @@ function usable(level: LevelJson): boolean {
   return (level.status === "ok" || level.status === "unstable") && level.requestCount > 0;
 }
 
+/** Whether a level has figures to compare: usable, or stopped over the budget (the sweep's threshold). */
+function measured(level: LevelJson): boolean {
+  return usable(level) || (level.status === "latency_threshold" && level.requestCount > 0);
+}
+
 /**
  * Whether a level meets the objective: usable, under the budget (strictly, as the sweep's threshold stops
  * at a latency >= the limit) and at or above the minimum throughput.
@@ -106,7 +111,7 @@ export function bestLevel(levels: readonly LevelJson[], objective: Objective): L
  * throughput (1 or less meets both). Used to show the closest level when nothing meets the objective.
  */
 export function shortfall(level: LevelJson, objective: Objective): number {
-  if (!usable(level)) return Number.POSITIVE_INFINITY;
+  if (!measured(level)) return Number.POSITIVE_INFINITY;
   let worst = 0;
   const { budget, minThroughput } = objective;
   if (budget !== undefined) worst = Math.max(worst, levelLatencyUs(level, budget.metric) / 1000 / budget.ms);
