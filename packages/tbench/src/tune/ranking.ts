@@ -95,7 +95,7 @@ function runnerUpText(winner: LevelJson, row: RankedRow, objective: Objective): 
     return `runner-up ${label} had ${latencyText(row.best, metric)} (${(((b - a) / a) * 100).toFixed(1)}% more)`;
   }
   if (row.closest !== undefined) {
-    return `runner-up ${label} met nothing: closest ${latencyText(row.closest, metric)}, ${perSec(row.closest.inferPerSec)} infer/s at ${where(row.closest)}`;
+    return `runner-up ${label} met nothing: closest ${latencyText(row.closest, metric)}, ${perSec(row.closest.inferPerSec)} infer/s at ${where(row.closest)} (${row.closest.status})`;
   }
   return `runner-up ${label} was ${row.outcome.state}${row.outcome.message ? `: ${row.outcome.message}` : ""}`;
 }

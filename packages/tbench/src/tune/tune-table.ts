@@ -8,7 +8,9 @@ const ms = (us: number) => (us / 1000).toFixed(2);
 function resultText(row: RankedRow, winner: boolean): string {
   const { outcome } = row;
   if (row.best !== undefined) return winner ? "met (winner)" : "met";
-  if (outcome.state === "measured") return "not met (closest level shown)";
+  // The closest level's status says why: over the budget (in its merged windows, or in one window of an
+  // unstable level, as the sweep judges it), failed requests, or no data.
+  if (outcome.state === "measured") return `not met (closest level: ${row.closest?.status ?? "none"})`;
   if (outcome.state === "interrupted") return row.closest ? "interrupted (closest shown)" : "interrupted";
   return `${outcome.state}${outcome.message ? `: ${outcome.message}` : ""}`;
 }
