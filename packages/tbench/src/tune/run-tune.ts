@@ -86,6 +86,7 @@ function trapSignals(source: SignalSource | undefined, onSignal: (code: number) 
   };
 }
 
+/** Where the printed restore request goes: the HTTP URL, or with -i grpc Triton's HTTP port on that host. */
 function httpBase(bench: BenchConfig): string {
   return bench.protocol === "http"
     ? bench.url
