@@ -38,7 +38,7 @@ import {
 } from "./http-client-options.js";
 import { extensionOf, modelPath, paths } from "./http-paths.js";
 import { HttpTransport } from "./http-transport.js";
-import { decodeInferResponse } from "./infer-decoding.js";
+import { createInferDecoder } from "./infer-decoder.js";
 import { encodeInferRequest } from "./infer-encoding.js";
 import type { RawResponse } from "./raw-response.js";
 import { errorMessageOf, parseAnswer } from "./response-schemas.js";
@@ -115,6 +115,8 @@ class HttpInferenceClient implements InferenceClient {
   readonly #readyPath: string;
   /** The infer path of each model seen (no version), so the hot path does not rebuild it. */
   readonly #inferPaths = new Map<string, string>();
+  /** Decodes infer answers, remembering the last JSON header (infer-decoder.ts). */
+  readonly #decodeInfer = createInferDecoder();
 
   constructor(options: ResolvedHttpClientOptions) {
     this.options = options;
@@ -159,8 +161,11 @@ class HttpInferenceClient implements InferenceClient {
     return new PreparedHttpInfer(this, model, this.#inferPath(model, request.modelVersion), request);
   }
 
-  /** Sends an encoded infer body (used by infer and PreparedInfer). */
-  async sendInfer(
+  /**
+   * Sends an encoded infer body (used by infer and PreparedInfer). The hot path (no retries, no auth hook
+   * or compression to wait for) is one exchange whose answer is decoded inside it: one promise per call.
+   */
+  sendInfer(
     path: string,
     body: Buffer | Promise<Buffer>,
     baseHeaders: Readonly<Record<string, string>>,
@@ -168,21 +173,56 @@ class HttpInferenceClient implements InferenceClient {
     options: CallOptions | undefined,
   ): Promise<InferResult> {
     const o = this.options;
-    const headers = this.#headersFor(baseHeaders, options);
-    // Awaiting only what is really asynchronous (an auth hook, compression) keeps the hot path short.
+    let headers: Readonly<Record<string, string>> | Promise<Record<string, string>>;
+    try {
+      headers = this.#headersFor(baseHeaders, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
+    if (maxRetries === 0 && body instanceof Buffer && !(headers instanceof Promise)) {
+      const request: ExchangeRequest = { origin: o.origin, method: "POST", path, headers, body };
+      const timeoutMs = options?.timeoutMs ?? o.timeoutMs;
+      return this.#transport.onceSettled(request, options?.signal, timeoutMs, this.#inferAnswer, requestId);
+    }
+    return this.#sendInferAwaiting(path, body, headers, requestId, options, maxRetries);
+  }
+
+  /** sendInfer when something must be awaited first (auth hook, compression) or retries apply. */
+  async #sendInferAwaiting(
+    path: string,
+    body: Buffer | Promise<Buffer>,
+    headers: Readonly<Record<string, string>> | Promise<Record<string, string>>,
+    requestId: string | undefined,
+    options: CallOptions | undefined,
+    maxRetries: number,
+  ): Promise<InferResult> {
     const request: ExchangeRequest = {
-      origin: o.origin,
+      origin: this.options.origin,
       method: "POST",
       path,
-      headers: headers instanceof Promise ? await headers : headers,
-      body: body instanceof Buffer ? body : await body,
+      headers: await headers,
+      body: await body,
     };
-    const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
     const response = await this.#send(request, options, maxRetries, true);
+    return this.#inferAnswer(response, requestId);
+  }
+
+  /** An infer answer (any status) as the call's result or error; shared by every call, not a closure. */
+  readonly #inferAnswer = (
+    response: RawResponse,
+    requestId: string | undefined,
+  ): InferResult | Promise<InferResult> => {
     const encoding = response.header("content-encoding");
-    const decoded = encoding === undefined ? response.body : await decompressBody(response.body, encoding);
-    if (response.status !== 200) throw this.#errorOf(response, decoded, requestId);
-    return decodeInferResponse(decoded, response.header("inference-header-content-length"));
+    if (encoding === undefined) return this.#inferResult(response, response.body, requestId);
+    return decompressBody(response.body, encoding).then((decoded) =>
+      this.#inferResult(response, decoded, requestId),
+    );
+  };
+
+  #inferResult(response: RawResponse, body: Buffer, requestId: string | undefined): InferResult {
+    if (response.status !== 200) throw this.#errorOf(response, body, requestId);
+    return this.#decodeInfer(body, response.header("inference-header-content-length"));
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------

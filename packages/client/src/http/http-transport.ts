@@ -13,7 +13,7 @@ import {
   UnavailableError,
 } from "../errors.js";
 import { isRetryable, parseRetryAfterMs, retryDelayMs } from "../retry-policy.js";
-import { Exchange, type ExchangeRequest } from "./exchange.js";
+import { Exchange, type ExchangeRequest, type InflightExchange, type Settle } from "./exchange.js";
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
 import { InflightList } from "./inflight-list.js";
 import type { RawResponse } from "./raw-response.js";
@@ -44,7 +44,7 @@ export class HttpTransport {
   readonly options: ResolvedHttpClientOptions;
   readonly #dispatcher: Dispatcher;
   readonly #owned: boolean;
-  readonly #inflight = new InflightList<Exchange>();
+  readonly #inflight = new InflightList<InflightExchange>();
   #closed = false;
   #destroyed = false;
   #closing: Promise<void> | undefined;
@@ -67,7 +67,20 @@ export class HttpTransport {
     timeoutMs: number | undefined,
   ): Promise<RawResponse> {
     if (this.#closed) return Promise.reject(new ClientClosedError());
-    const exchange = new Exchange(request, signal, timeoutMs, this.#inflight);
+    const exchange = new Exchange<RawResponse>(request, signal, timeoutMs, this.#inflight, null, undefined);
+    return exchange.start(this.#dispatcher);
+  }
+
+  /** One attempt whose answer `settle(answer, arg)` turns into the result, in the same promise. */
+  onceSettled<T, A>(
+    request: ExchangeRequest,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    settle: Settle<T, A>,
+    arg: A,
+  ): Promise<T> {
+    if (this.#closed) return Promise.reject(new ClientClosedError());
+    const exchange = new Exchange<T, A>(request, signal, timeoutMs, this.#inflight, settle, arg);
     return exchange.start(this.#dispatcher);
   }
 
