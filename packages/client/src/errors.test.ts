@@ -85,6 +85,21 @@ describe("HTTP status and message mapping", () => {
     [504, "gateway timeout", DeadlineExceededError],
     [418, "teapot", InvalidArgumentError],
     [599, "odd", UnknownError],
+    // Refinement by message (error-mapping.ts refineKind), each rule where it applies and where it must not:
+    // Triton's other unknown-model words, names with spaces, multi-digit versions;
+    [400, "model 'my model' version 12 is not found", ModelNotFoundError],
+    [400, "model 'resnet50' is not found", ModelNotFoundError],
+    // authentication answers stay what they are whatever the message says;
+    [401, "Request for unknown model: 'x' is not found", UnauthenticatedError],
+    [403, "Request for unknown model: 'x' is not found", PermissionDeniedError],
+    // INTERNAL and UNSUPPORTED keep their kind against the timeout and not-ready words;
+    [500, "Request timeout expired", InternalServerError],
+    [501, "model 'simple' version 1 is not at ready state", UnsupportedError],
+    // "does not support" makes a 503 (a feature built out) UNSUPPORTED, and nothing else;
+    [503, "this build does not support tracing", UnsupportedError],
+    [400, "the backend does not support this input", InvalidArgumentError],
+    // a 404 whose words say "unavailable" is still a missing model, not a busy one.
+    [404, "model version is unavailable", ModelNotFoundError],
   ];
   for (const [status, message, Class] of cases) {
     test(`${status} "${message}" -> ${Class.name}`, () => {

@@ -44,5 +44,12 @@ describe("parseRetryAfterMs", () => {
     assert.equal(parseRetryAfterMs("soon"), undefined);
     assert.equal(parseRetryAfterMs(undefined), undefined);
     assert.equal(parseRetryAfterMs(["4", "5"]), 4000);
+    // Whole numbers of any length and decimals of any length, spaces around them trimmed; a number inside
+    // other text is junk, not a delay (nor a date).
+    assert.equal(parseRetryAfterMs("12"), 12000);
+    assert.equal(parseRetryAfterMs("1.25"), 1250);
+    assert.equal(parseRetryAfterMs(" 5 "), 5000);
+    assert.equal(parseRetryAfterMs("x5"), undefined);
+    assert.equal(parseRetryAfterMs("5 apples"), undefined);
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRateSchedule, createSeededRandom, parseRequestIntervals } from "./schedule.js";
+import { createRateSchedule, createSeededRandom, parseRequestIntervals, phaseShift } from "./schedule.js";
 
 describe("createRateSchedule", () => {
   it("constant: one gap of exactly 1000/rate ms", () => {
@@ -66,5 +66,28 @@ describe("parseRequestIntervals", () => {
     );
     assert.throws(() => parseRequestIntervals("\n\n", "f.txt"), /at least one interval/);
     assert.throws(() => parseRequestIntervals("0\n0\n", "f.txt"), /add up to 0/);
+  });
+
+  it("refuses a negative gap, and names the default source when none is given", () => {
+    assert.throws(
+      () => parseRequestIntervals("100\n-5\n"),
+      /^Error: request intervals file, line 2: expected a non-negative number of microseconds, got "-5"$/,
+    );
+  });
+
+  it("trims each line: spaces around a number are fine, a line of spaces is blank", () => {
+    const schedule = parseRequestIntervals("  1000  \n   \n\t2000\n");
+    assert.deepEqual([...schedule.intervalsMs], [1, 2]);
+    assert.throws(() => parseRequestIntervals("  abc  \n", "f.txt"), /line 1: .*got "abc"$/);
+  });
+});
+
+describe("phaseShift", () => {
+  it("delays the first send by that fraction of one average gap, the schedule unchanged", () => {
+    const schedule = createRateSchedule({ ratePerSec: 200, distribution: "constant", seed: 1 });
+    const shifted = phaseShift(schedule, 0.25);
+    assert.equal(shifted.schedule, schedule);
+    assert.equal(shifted.firstDelayMs, 1.25);
+    assert.equal(phaseShift(schedule, 0).firstDelayMs, 0);
   });
 });
