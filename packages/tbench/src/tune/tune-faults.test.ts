@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { runCli } from "../cli/run-cli.js";
 import { captureStream, startTuneServer, type TuneServer } from "../testing/tune-server.js";
 
-const MAIN = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
 /** Short windows and loose stability: these tests check behaviour, not figures. */
 const FAST = ["-p", "300", "-s", "50", "-r", "4", "--concurrency", "1"];
 
@@ -77,6 +74,65 @@ describe("tbench tune: faults and bad input", { timeout: 60_000 }, () => {
     assert.deepEqual(await server.client.modelConfig("heavy"), original);
   });
 
+  it("--max-runs: the configs past it are listed as not run", async () => {
+    const run = await tune(server, [
+      "-m",
+      "heavy",
+      "--batching",
+      "off,on",
+      "--max-queue-delay-us",
+      "500",
+      "--instance-count",
+      "1",
+      "--latency-budget",
+      "p95:1s",
+      "--max-runs",
+      "1",
+      ...FAST,
+    ]);
+    assert.match(run.stdout, /on delay=500us inst=1 .*skipped: not run \(--max-runs\)/);
+    assert.match(run.stdout, /off inst=1 .*│ met/);
+  });
+
+  it("the server gone mid-tune: what was measured is reported, then the request and config to restore by hand", async () => {
+    const doomed = await startTuneServer();
+    const original = await doomed.client.modelConfig("heavy");
+    const watcher = (async () => {
+      // Once a candidate is loaded, stop the server for good.
+      while (isDeepStrictEqual(await doomed.client.modelConfig("heavy"), original)) await sleep(50);
+      await doomed.server.close();
+    })();
+    try {
+      const run = await tune(doomed, [
+        "-m",
+        "heavy",
+        "--batching",
+        "off,on",
+        "--max-queue-delay-us",
+        "500",
+        "--instance-count",
+        "1",
+        "--latency-budget",
+        "p95:1s",
+        "--restore-timeout",
+        "1s",
+        ...FAST,
+      ]);
+      await watcher;
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /could not restore the original config of 'heavy'/);
+      assert.match(
+        run.stderr,
+        /curl -X POST http:\/\/127\.0\.0\.1:\d+\/v2\/repository\/models\/heavy\/load -d '/,
+      );
+      const printed = run.stderr.split("\n").find((line) => line.startsWith("{"));
+      assert.deepEqual(JSON.parse(printed ?? "null"), original);
+      assert.match(run.stdout, /│ off inst=1 /, "the table still shows what was measured or tried");
+    } finally {
+      await doomed.close();
+    }
+  });
+
   it("an unknown model: one line, exit 1", async () => {
     const run = await tune(server, ["-m", "nope", "--latency-budget", "p95:10ms", ...FAST]);
     assert.equal(run.code, 1);
@@ -126,57 +182,4 @@ describe("tbench tune: faults and bad input", { timeout: 60_000 }, () => {
       await polling.close();
     }
   });
-
-  for (const [signal, code] of [
-    ["SIGINT", 130],
-    ["SIGTERM", 143],
-  ] as const) {
-    it(`${signal} mid-tune: the sweep stops, the original config is restored, exit ${code}`, async () => {
-      const original = await server.client.modelConfig("heavy");
-      const child = spawn(
-        process.execPath,
-        [
-          "--conditions=source",
-          "--import",
-          "tsx",
-          MAIN,
-          "tune",
-          "-m",
-          "heavy",
-          "-u",
-          server.server.httpUrl,
-          "--batching",
-          "off",
-          "--instance-count",
-          "1,2",
-          "--latency-budget",
-          "p95:1s",
-          "-p",
-          "1000",
-          "--concurrency",
-          "1,2,4,8",
-        ],
-        { stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-      });
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d.toString();
-      });
-      const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-      // Wait until a candidate is loaded: the server's config is no longer the original.
-      while (isDeepStrictEqual(await server.client.modelConfig("heavy"), original)) {
-        if (child.exitCode !== null) assert.fail(`tune exited early: ${stderr}`);
-        await sleep(50);
-      }
-      child.kill(signal);
-      assert.equal(await exited, code, stderr);
-      assert.match(stderr, /Interrupted: stopping the sweep, then restoring the original config of 'heavy'/);
-      assert.match(stdout, /Restored the original config of 'heavy'/);
-      assert.deepEqual(await server.client.modelConfig("heavy"), original);
-    });
-  }
 });
