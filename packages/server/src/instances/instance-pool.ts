@@ -41,6 +41,13 @@ export interface InstancePoolOptions {
   /** Called whenever an instance becomes idle (a batch finished or a replacement started). */
   readonly onIdle: () => void;
   /**
+   * Batches one instance may hold at once (default 1). With 2, the next batch waits in the instance's
+   * thread while the current one runs, so the session starts it without a round trip to the main thread:
+   * what Triton's instance threads get by pulling from the queue themselves. Only for models whose
+   * batches are final when formed (no dynamic batching: a batch sent early could not grow).
+   */
+  readonly depth?: number;
+  /**
    * Called once when no instance is alive and none is being replaced (every one died past its restarts or
    * failed to restart), with a reason naming the last death; no batch can run on this pool again.
    */
@@ -52,7 +59,8 @@ interface Slot {
   instance: ModelInstance | undefined;
   /** What the running instance reported (its provider, and why a GPU instance runs on CPU). */
   info: InstanceReadyInfo | undefined;
-  busy: boolean;
+  /** Batches sent to the instance and not yet answered. */
+  running: number;
   restarts: number;
   /** A replacement worker is starting. */
   replacing: boolean;
@@ -106,12 +114,18 @@ export async function createInstancePool(
     init,
     instance: undefined,
     info: undefined,
-    busy: false,
+    running: 0,
     restarts: 0,
     replacing: false,
   }));
   let closed = false;
   let unavailable = false;
+  let unavailableReason = "";
+  /** Batches waiting to run again after their instance died before starting them (see run). */
+  const rerunWaiters: { retry: () => void; fail: (error: ServerError) => void }[] = [];
+  const wakeRerunWaiters = () => {
+    for (const waiter of rerunWaiters.splice(0)) waiter.retry();
+  };
 
   const describeSlot = (slot: Slot) =>
     `model instance '${slot.init.instanceName}'${slot.init.gpu ? ` (GPU ${slot.init.gpu.deviceId})` : ""} of ` +
@@ -122,10 +136,11 @@ export async function createInstancePool(
     if (closed || unavailable) return;
     if (slots.some((slot) => slot.instance !== undefined || slot.replacing)) return;
     unavailable = true;
-    options.onUnavailable?.(
+    unavailableReason =
       `all instances of model '${options.modelName}' version ${options.version} died and none is being ` +
-        `replaced; the last: ${last}`,
-    );
+      `replaced; the last: ${last}`;
+    for (const waiter of rerunWaiters.splice(0)) waiter.fail(new ServerError("INTERNAL", unavailableReason));
+    options.onUnavailable?.(unavailableReason);
   };
 
   const identity = { modelName: options.modelName, version: options.version };
@@ -145,7 +160,7 @@ export async function createInstancePool(
 
   const onDeath = (slot: Slot, reason: string) => {
     slot.instance = undefined;
-    slot.busy = false;
+    slot.running = 0;
     if (closed) return;
     slot.restarts++;
     if (slot.restarts > MAX_RESTARTS) {
@@ -161,6 +176,7 @@ export async function createInstancePool(
       () => {
         slot.replacing = false;
         for (const line of describeFallbacks(identity, [slot])) logger.warn(line);
+        wakeRerunWaiters();
         options.onIdle();
       },
       (error: unknown) => {
@@ -192,23 +208,47 @@ export async function createInstancePool(
   if (placement !== undefined) logger.info(placement);
   for (const line of describeFallbacks(identity, slots)) logger.warn(line);
 
+  const depth = Math.max(1, options.depth ?? 1);
+  /** The live instance with the fewest batches, if it can take one more: an idle one comes first. */
+  const leastBusy = (): Slot | undefined => {
+    let best: Slot | undefined;
+    for (const slot of slots) {
+      if (slot.instance === undefined || slot.running >= depth) continue;
+      if (best === undefined || slot.running < best.running) best = slot;
+    }
+    return best;
+  };
+
   return {
-    hasIdle: () => !closed && slots.some((slot) => slot.instance !== undefined && !slot.busy),
+    hasIdle: () => !closed && leastBusy() !== undefined,
     async run(batch) {
-      const slot = slots.find((s) => s.instance !== undefined && !s.busy);
-      if (closed || !slot || !slot.instance) {
-        throw new ServerError(
-          "UNAVAILABLE",
-          `no idle instance of '${options.modelName}' version ${options.version}`,
-        );
-      }
-      slot.busy = true;
-      const instance = slot.instance;
-      try {
-        return await instance.run(batch);
-      } finally {
-        if (slot.instance === instance) slot.busy = false;
-        if (!closed) queueMicrotask(options.onIdle);
+      for (;;) {
+        const slot = leastBusy();
+        if (closed || !slot || !slot.instance) {
+          throw new ServerError(
+            "UNAVAILABLE",
+            `no idle instance of '${options.modelName}' version ${options.version}`,
+          );
+        }
+        const instance = slot.instance;
+        // A batch sent behind a running one waits in the instance's thread: that wait is queue time.
+        const queuedAtMs = slot.running > 0 ? performance.timeOrigin + performance.now() : undefined;
+        slot.running++;
+        try {
+          return await instance.run(queuedAtMs === undefined ? batch : { ...batch, queuedAtMs });
+        } catch (error) {
+          // The instance died before it started this batch (the one ahead of it crashed): the batch did
+          // nothing wrong, so it runs again once an instance can take it, as it would have without depth.
+          if (queuedAtMs === undefined || slot.instance === instance || closed) throw error;
+        } finally {
+          if (slot.instance === instance) slot.running--;
+          if (!closed) queueMicrotask(options.onIdle);
+        }
+        await new Promise<void>((retry, fail) => {
+          if (unavailable) fail(new ServerError("INTERNAL", unavailableReason));
+          else if (leastBusy() !== undefined) retry();
+          else rerunWaiters.push({ retry, fail });
+        });
       }
     },
     async close() {

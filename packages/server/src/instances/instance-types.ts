@@ -16,6 +16,8 @@ export interface InstanceRun {
   readonly outputNames: readonly string[];
   /** The input buffers to hand over (the caller must own them). */
   readonly transfer: readonly ArrayBuffer[];
+  /** Set when the batch goes to an instance still running another: see RunMessage.queuedAtMs. */
+  readonly queuedAtMs?: number;
   /** Test hook: the thread running the session exits instead of running (a native crash). */
   readonly crash?: boolean;
 }

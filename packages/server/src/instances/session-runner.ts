@@ -6,13 +6,14 @@
  */
 import * as ort from "onnxruntime-node";
 import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
-import type {
-  RunMessage,
-  RunReply,
-  SessionInit,
-  SessionIo,
-  WireTensor,
-  WireTensorInfo,
+import {
+  type RunMessage,
+  type RunReply,
+  type SessionInit,
+  type SessionIo,
+  type WireTensor,
+  type WireTensorInfo,
+  worthTransferring,
 } from "./worker-protocol.js";
 
 function describe(values: readonly ort.InferenceSession.ValueMetadata[]): WireTensorInfo[] {
@@ -79,6 +80,11 @@ export async function runBatch(
 ): Promise<{ reply: RunReply; transfer: ArrayBuffer[] }> {
   try {
     const t0 = performance.now();
+    // Both threads' timeOrigin + now() read the same wall clock, so the difference is the time in between.
+    const waitNs =
+      message.queuedAtMs === undefined
+        ? undefined
+        : Math.max(0, Math.round((performance.timeOrigin + t0 - message.queuedAtMs) * 1e6));
     const feeds: Record<string, ort.Tensor> = {};
     for (const input of message.inputs) {
       // onnxruntime-node's string tensors take one JavaScript string per element: made here, off the
@@ -114,8 +120,9 @@ export async function runBatch(
         inputNs: Math.round((t1 - t0) * 1e6),
         inferNs: Math.round((t2 - t1) * 1e6),
         outputNs: Math.round((t3 - t2) * 1e6),
+        ...(waitNs !== undefined ? { waitNs } : {}),
       },
-      transfer: [...transfer],
+      transfer: worthTransferring(transfer),
     };
   } catch (error) {
     return { reply: { type: "run-error", id: message.id, message: messageOf(error) }, transfer: [] };

@@ -174,7 +174,7 @@ export async function startWebGpuInstance(options: ModelInstanceOptions): Promis
     setExitHandler(handler) {
       entry.exitHandler = handler;
     },
-    run({ inputs, outputNames, transfer, crash }: InstanceRun) {
+    run({ inputs, outputNames, transfer, queuedAtMs, crash }: InstanceRun) {
       if (closing || !thread.sessions.has(sessionId) || thread.ended) {
         const why = thread.exitReason ? `: ${thread.exitReason}` : "";
         return Promise.reject(
@@ -190,6 +190,7 @@ export async function startWebGpuInstance(options: ModelInstanceOptions): Promis
           id,
           inputs,
           outputNames,
+          ...(queuedAtMs !== undefined ? { queuedAtMs } : {}),
           ...(crash ? { crash: true } : {}),
         };
         try {

@@ -41,7 +41,7 @@ export function startWorkerInstance(
     setExitHandler(handler) {
       exitHandler = handler;
     },
-    run({ inputs, outputNames, transfer, crash }: InstanceRun) {
+    run({ inputs, outputNames, transfer, queuedAtMs, crash }: InstanceRun) {
       if (exited || closing) {
         return Promise.reject(
           new ServerError(
@@ -53,7 +53,14 @@ export function startWorkerInstance(
       const id = nextId++;
       return new Promise<InstanceRunResult>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        const message: ToWorker = { type: "run", id, inputs, outputNames, ...(crash ? { crash: true } : {}) };
+        const message: ToWorker = {
+          type: "run",
+          id,
+          inputs,
+          outputNames,
+          ...(queuedAtMs !== undefined ? { queuedAtMs } : {}),
+          ...(crash ? { crash: true } : {}),
+        };
         try {
           worker.postMessage(message, [...transfer]);
         } catch (error) {

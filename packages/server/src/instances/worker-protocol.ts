@@ -1,11 +1,25 @@
 /**
  * Messages between the main thread and the threads that own onnxruntime-node sessions: one model-instance
  * worker per CPU or CUDA instance, and the one WebGPU executor thread that owns every WebGPU session of the
- * process. Tensor data crosses by transfer: the sender gives up the ArrayBuffers it lists in the transfer
- * list, so nothing big is copied.
+ * process. Tensor data of TRANSFER_MIN_BYTES or more crosses by transfer: the sender gives up the
+ * ArrayBuffers it lists in the transfer list, so nothing big is copied; smaller data is copied.
  */
 import type { OrtTensorType } from "@tbench/proto";
 import type { BytesData } from "../core/types.js";
+
+/**
+ * Buffers from this size up are transferred, smaller ones copied: detaching and adopting a buffer costs
+ * more than copying a few KiB (measured with a worker round trip of two 64-byte inputs: 57.7 µs with
+ * transfer, 49.7 µs with copies).
+ */
+export const TRANSFER_MIN_BYTES = 64 * 1024;
+
+/** The buffers of `buffers` worth transferring (see TRANSFER_MIN_BYTES). */
+export function worthTransferring(buffers: Iterable<ArrayBuffer>): ArrayBuffer[] {
+  const chosen: ArrayBuffer[] = [];
+  for (const buffer of buffers) if (buffer.byteLength >= TRANSFER_MIN_BYTES) chosen.push(buffer);
+  return chosen;
+}
 
 /**
  * A tensor as it crosses the thread boundary: numeric data in an owned TypedArray, strings (BYTES) as
@@ -24,6 +38,11 @@ export interface InstanceRunResult {
   readonly inputNs: number;
   readonly inferNs: number;
   readonly outputNs: number;
+  /**
+   * How long the batch waited in the session's thread behind an earlier batch, in ns: set only for a batch
+   * sent while its instance was still running another (an instance that holds two batches at once).
+   */
+  readonly waitNs?: number;
 }
 
 /** The onnxruntime execution providers an instance can run on. */
@@ -58,6 +77,11 @@ export interface RunMessage {
   readonly id: number;
   readonly inputs: readonly WireTensor[];
   readonly outputNames: readonly string[];
+  /**
+   * When the main thread sent a batch that will wait behind another (`performance.timeOrigin + now()`, ms):
+   * the thread reports the wait, which is queue time, not compute time.
+   */
+  readonly queuedAtMs?: number;
   /** Test hook: exit the thread instead of running (simulates a native crash). */
   readonly crash?: boolean;
 }

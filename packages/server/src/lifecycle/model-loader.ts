@@ -232,6 +232,9 @@ async function loadOnnxVersion(
         version: entry.version,
         inits,
         logger: ctx.logger,
+        // Without dynamic batching a batch is one request, final when sent: let the next one wait in the
+        // instance's thread, so the session never idles for a round trip to the main thread.
+        depth: spec.dynamicBatching === undefined ? 2 : 1,
         onIdle: () => scheduler?.instanceIdle(),
         onUnavailable: (reason) => {
           // Every instance died: the version goes UNAVAILABLE and nothing queued for it may wait forever.

@@ -7,7 +7,7 @@ import { type Datatype, datatypeInfo, type OrtTensorType, type TensorTypedArray 
 import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import type { BytesData, Tensor } from "../core/types.js";
-import type { WireTensor } from "../instances/worker-protocol.js";
+import { type WireTensor, worthTransferring } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import type { ValidatedRequest } from "./request-validation.js";
 
@@ -58,7 +58,7 @@ export function assembleBatch(spec: ModelSpec, requests: readonly ValidatedReque
     inputs.push({ name: input.spec.name, ortType, dims, data: new ctor(bytes.buffer) });
     transfer.push(bytes.buffer);
   });
-  return { inputs, transfer };
+  return { inputs, transfer: worthTransferring(transfer) };
 }
 
 function outputShape(

@@ -208,7 +208,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
           stats.executed(rows, times);
           entries.forEach((entry, i) => {
             try {
-              respond(entry, perRequest[i]!, dispatchNs - entry.enqueueNs, times);
+              respond(entry, perRequest[i]!, dispatchNs - entry.enqueueNs + (result.waitNs ?? 0), times);
             } catch (error) {
               fail(entry, error, "BACKEND");
             }
