@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   }
   if (args.options === undefined) return;
   const logger = createConsoleLogger({ verbose: args.logVerbose > 0 });
+  for (const warning of args.warnings ?? []) logger.warn(warning);
   let server: RunningServer;
   try {
     server = await startServer({ ...args.options, logger });

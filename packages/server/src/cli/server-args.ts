@@ -43,6 +43,8 @@ export interface ServerArgs {
   readonly options: ServerOptions | undefined;
   /** --log-verbose level (0: off). */
   readonly logVerbose: number;
+  /** Flags given that are accepted without effect, each with why: the server logs them as warnings. */
+  readonly warnings?: readonly string[];
 }
 
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
@@ -143,6 +145,11 @@ const argsSchema = z.object({
     )
     .optional(),
   grpcInferAllocationPoolSize: grpcInt.optional(),
+  httpThreadCount: z.coerce
+    .number({ error: "expected a whole number" })
+    .int("expected a whole number")
+    .min(1, "expected a positive whole number")
+    .optional(),
   grpcInferThreadCount: z.coerce
     .number({ error: "expected a whole number" })
     .int("expected a whole number")
@@ -200,6 +207,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcInferResponseCompressionLevel: "--grpc-infer-response-compression-level",
   grpcInferAllocationPoolSize: "--grpc-infer-allocation-pool-size",
   grpcInferThreadCount: "--grpc-infer-thread-count",
+  httpThreadCount: "--http-thread-count",
   gpuExecutionProvider: "--gpu-execution-provider",
   grpcUseSsl: "--grpc-use-ssl",
   grpcUseSslMutual: "--grpc-use-ssl-mutual",
@@ -325,6 +333,10 @@ function createProgram(): Command {
     .option(
       "--grpc-infer-allocation-pool-size <n>",
       "Triton's flag, accepted; no effect (no per-request state pool here)",
+    )
+    .option(
+      "--http-thread-count <n>",
+      "Triton's flag (default 8), accepted; no effect (one event loop serves HTTP: see the README)",
     )
     .option(
       "--grpc-infer-thread-count <n>",
@@ -477,8 +489,16 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
           key: readPem("--http-ssl-key", a.httpSslKey),
         })
       : undefined;
+  const warnings =
+    a.httpThreadCount === undefined
+      ? []
+      : [
+          `--http-thread-count ${a.httpThreadCount} is accepted but has no effect: one event loop serves HTTP ` +
+            "and model instances run in their own threads",
+        ];
   return {
     logVerbose,
+    ...(warnings.length > 0 ? { warnings } : {}),
     options: Object.freeze({
       modelRepository: a.modelRepository,
       httpPort: a.httpPort,
