@@ -5,6 +5,7 @@ export {
   bytesDataToStrings,
   DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
 } from "./core/bytes-data.js";
+export type { CancelSignal } from "./core/cancel-signal.js";
 export type { Clock, TimerHandle } from "./core/clock.js";
 export { createSystemClock } from "./core/clock.js";
 export * from "./core/logger.js";

@@ -5,6 +5,7 @@
  * Every method that can fail rejects with ServerError.
  */
 import type { Datatype, ModelConfig, TensorTypedArray } from "@tbench/proto";
+import type { CancelSignal } from "./cancel-signal.js";
 
 /**
  * BYTES tensor data in the binary tensor extension's form: `wire` holds every element as a 4-byte
@@ -51,8 +52,8 @@ export interface InferenceRequest {
   /** Queue timeout in microseconds (the request's `timeout` parameter); honoured when the config allows. */
   readonly timeoutUs?: number;
   readonly parameters?: Parameters;
-  /** Aborted when the client goes away; the core drops the request if it has not run yet. */
-  readonly signal?: AbortSignal;
+  /** Aborted when the client goes away; the core drops the request if it has not run yet. An AbortSignal fits. */
+  readonly signal?: CancelSignal;
 }
 
 export interface InferenceResponse {

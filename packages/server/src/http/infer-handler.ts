@@ -4,6 +4,7 @@
  * runs it, and writes the encoded response, compressed when the client accepts it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Cancellation } from "../core/cancel-signal.js";
 import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
@@ -52,12 +53,12 @@ export interface HandlerContext {
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
 
-const CONTROLLER = Symbol("tbench.abortController");
-type WatchedResponse = ServerResponse & { [CONTROLLER]?: AbortController };
+const CANCELLATION = Symbol("tbench.cancellation");
+type WatchedResponse = ServerResponse & { [CANCELLATION]?: Cancellation };
 
-/** Aborts the signal of the core request behind `res` (the client went away before its answer). */
+/** Cancels the core request behind `res` (the client went away before its answer). */
 export function abortClientRequest(res: ServerResponse): void {
-  (res as WatchedResponse)[CONTROLLER]?.abort(new Error("client disconnected"));
+  (res as WatchedResponse)[CANCELLATION]?.abort();
 }
 
 /** Serves one infer request, answering errors through `context.fail`; never rejects. */
@@ -85,15 +86,15 @@ async function serveInfer(
   // Without the header the whole body is the JSON, which Triton limits to --http-max-input-size.
   const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined);
   const headerLength = headerLengthOf(req, body.byteLength);
-  const controller = new AbortController();
-  (res as WatchedResponse)[CONTROLLER] = controller;
+  const cancellation = new Cancellation();
+  (res as WatchedResponse)[CANCELLATION] = cancellation;
   const decoded = decodeInferRequest(body, {
     model: route.model,
     version: route.version,
     headerLength,
     maxInputSize,
     maxBytesTensorElements,
-    signal: controller.signal,
+    signal: cancellation,
   });
   const response = await core.infer(decoded.request);
   const encoded = encodeInferResponse(response, decoded);

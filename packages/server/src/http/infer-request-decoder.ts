@@ -9,6 +9,7 @@
  */
 import { type Datatype, datatypeInfo, findDataSpans, isDatatype, type TextSpan } from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
+import type { CancelSignal } from "../core/cancel-signal.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { decodeBinaryData } from "./binary-tensor.js";
 import { badRequest, HttpError } from "./http-error.js";
@@ -55,7 +56,7 @@ export interface DecodeInferOptions {
   readonly maxInputSize: number;
   /** Most elements one BYTES input may have (--max-bytes-tensor-elements), checked from its shape. */
   readonly maxBytesTensorElements: number;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: CancelSignal | undefined;
 }
 
 const INT64_MAX = 2n ** 63n - 1n;
