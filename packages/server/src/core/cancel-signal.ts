@@ -20,7 +20,8 @@ export class Cancellation implements CancelSignal {
 
   addEventListener(_type: "abort", listener: () => void): void {
     if (this.#aborted) return;
-    (this.#listeners ??= []).push(listener);
+    if (this.#listeners === undefined) this.#listeners = [listener];
+    else this.#listeners.push(listener);
   }
 
   /** Cancels; idempotent. */
