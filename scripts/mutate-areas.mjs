@@ -29,10 +29,12 @@ export const MUTATION_AREAS = [
       "packages/tbench/src/report/compare-results.ts",
     ],
     tests: [
+      "packages/tbench/src/measure/latency-stats.test.ts",
       "packages/tbench/src/measure/stability.test.ts",
       "packages/tbench/src/measure/sweep.test.ts",
       "packages/tbench/src/measure/level-profiler.test.ts",
       "packages/tbench/src/report/merge-results.test.ts",
+      "packages/tbench/src/report/compare-results.test.ts",
     ],
   },
   {

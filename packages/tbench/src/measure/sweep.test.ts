@@ -104,6 +104,12 @@ describe("binary search (perf_analyzer's: start, end, then halves with integer d
     );
   });
 
+  it("ends when the middle rounds onto a bound (rates keep 6 decimals), however small the step", async () => {
+    const range: SweepRange = { mode: "request_rate", start: 1, end: 1.000004, step: 1e-9 };
+    const judge = (value: number): LevelStatus => (value <= 1.000001 ? "ok" : "latency_threshold");
+    assert.deepEqual(await visited(range, judge, { binarySearch: true }), [1, 1.000004, 1.000002, 1.000001]);
+  });
+
   it("an interrupt stops the search after the level being measured", async () => {
     assert.deepEqual(
       await visited(concurrency(1, 16, 1), passUpTo(6), { binarySearch: true, abortAfter: 3 }),
@@ -126,5 +132,20 @@ describe("linear sweep", () => {
       value === 2 ? "unstable" : value === 3 ? "error_rate" : "ok";
     assert.deepEqual(await visited(concurrency(1, 4, 1), judge), [1, 2, 3, 4]);
     assert.deepEqual(await visited(concurrency(1, 4, 1), judge, { stopOnError: true }), [1, 2, 3]);
+    // A level that got no answer at all counts as an error level.
+    const silent = (value: number): LevelStatus => (value === 2 ? "no_data" : "ok");
+    assert.deepEqual(await visited(concurrency(1, 4, 1), silent), [1, 2, 3, 4]);
+    assert.deepEqual(await visited(concurrency(1, 4, 1), silent, { stopOnError: true }), [1, 2]);
+  });
+
+  it("an interrupted level ends the sweep, and so does an interrupt between levels", async () => {
+    const judge = (value: number): LevelStatus => (value === 2 ? "interrupted" : "ok");
+    assert.deepEqual(await visited(concurrency(1, 4, 1), judge), [1, 2]);
+    assert.deepEqual(await visited(concurrency(1, 4, 1), passUpTo(99), { abortAfter: 2 }), [1, 2]);
+  });
+
+  it("rate steps of 0.1 land on 0.3, not 0.30000000000000004", async () => {
+    const range: SweepRange = { mode: "request_rate", start: 0.1, end: 0.4, step: 0.1 };
+    assert.deepEqual(await visited(range, () => "ok"), [0.1, 0.2, 0.3, 0.4]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { createLatencyHistogram, decodeHistogram, encodeHistogram } from "../measure/histogram.js";
 import { syntheticLevel } from "../testing/synthetic-results.js";
 import { compareResults } from "./compare-results.js";
-import { parseResultJson, toResultJson } from "./json-result.js";
+import { type LevelJson, parseResultJson, toResultJson } from "./json-result.js";
 import { mergeResults } from "./merge-results.js";
 
 function values(seed: number, count: number): number[] {
@@ -82,6 +82,152 @@ describe("merge", () => {
     const all = [...a, ...b];
     assert.equal(uncorrected.avgUs, all.reduce((x, y) => x + y - lagUs, 0) / all.length);
     assert.equal(level.moments.uncorrected!.count, all.length);
+  });
+
+  it("per level: the worst status, stable only if all were, the longest duration, sums and maxima", () => {
+    const run = (over: Partial<LevelJson>, sources?: number) => {
+      const json = roundTrip(toResultJson([syntheticLevel({ value: 4, latenciesUs: [100, 200] })], {}, "t"));
+      Object.assign(json.levels[0]!, over);
+      if (sources !== undefined) json.sources = sources;
+      return json;
+    };
+    const window = (n: number) => ({
+      durationMs: n,
+      inferPerSec: n,
+      avgLatencyUs: n,
+      p99LatencyUs: n,
+      errorCount: 0,
+    });
+    const merged = mergeResults([
+      run({
+        status: "unstable",
+        stable: false,
+        durationMs: 3000,
+        sentCount: 10,
+        errorCount: 1,
+        lateSendCount: 2,
+        maxSendLagUs: 700,
+        windows: [window(1)],
+        messages: ["a"],
+      }),
+      run(
+        {
+          status: "error_rate",
+          stable: true,
+          durationMs: 1000,
+          sentCount: 5,
+          errorCount: 3,
+          lateSendCount: 4,
+          maxSendLagUs: 300,
+          windows: [window(2)],
+          messages: ["b"],
+        },
+        3,
+      ),
+      run({
+        status: "ok",
+        stable: true,
+        durationMs: 2000,
+        sentCount: 1,
+        errorCount: 0,
+        lateSendCount: 0,
+        maxSendLagUs: 0,
+        // An older file without windows or messages.
+        windows: undefined as never,
+        messages: undefined as never,
+      }),
+    ]);
+    const level = merged.levels[0]!;
+    assert.equal(level.status, "error_rate");
+    assert.equal(level.stable, false);
+    assert.equal(level.durationMs, 3000);
+    assert.equal(level.sentCount, 16);
+    assert.equal(level.requestCount, 6);
+    assert.equal(level.errorCount, 4);
+    assert.equal(level.errorRate, 4 / 10);
+    assert.equal(level.lateSendCount, 6);
+    assert.equal(level.maxSendLagUs, 700);
+    assert.deepEqual(level.windows, [window(1), window(2)]);
+    assert.deepEqual(level.messages, ["a", "b"]);
+    // A plain run counts as one source; an already merged one as many as it says.
+    assert.equal(merged.sources, 5);
+  });
+
+  it("the worst status wins in the order ok < unstable < latency_threshold < error_rate < no_data < interrupted", () => {
+    const order = ["ok", "unstable", "latency_threshold", "error_rate", "no_data", "interrupted"] as const;
+    const run = (status: (typeof order)[number]) => {
+      const json = roundTrip(toResultJson([syntheticLevel({ value: 1, latenciesUs: [100] })], {}, "t"));
+      json.levels[0]!.status = status;
+      return json;
+    };
+    for (let i = 1; i < order.length; i++) {
+      assert.equal(mergeResults([run(order[i]!), run(order[i - 1]!)]).levels[0]!.status, order[i]);
+      assert.equal(mergeResults([run(order[i - 1]!), run(order[i]!)]).levels[0]!.status, order[i]);
+    }
+  });
+
+  it("a level that saw no request merges as nothing: no error rate, min and percentiles from the others", () => {
+    const empty = roundTrip(toResultJson([syntheticLevel({ value: 2, latenciesUs: [] })], {}, "t"));
+    const full = roundTrip(toResultJson([syntheticLevel({ value: 2, latenciesUs: [300, 500] })], {}, "t"));
+    const level = mergeResults([empty, full]).levels[0]!;
+    assert.equal(level.latency.minUs, 300);
+    assert.equal(level.moments.latency.minUs, 300);
+    const none = mergeResults([empty, empty]).levels[0]!;
+    assert.equal(none.errorRate, 0);
+    assert.equal(none.latency.minUs, 0);
+    assert.equal(none.moments.latency.minUs, 0);
+  });
+
+  it("keeps every run's --percentile, sorted among the standard ones", () => {
+    const run = (p: number) => {
+      const json = roundTrip(
+        toResultJson([syntheticLevel({ value: 1, latenciesUs: values(5, 500) })], {}, "t"),
+      );
+      json.levels[0]!.latency.percentiles[String(p)] = 0;
+      return json;
+    };
+    const level = mergeResults([run(75), run(99.99)]).levels[0]!;
+    assert.deepEqual(Object.keys(level.latency.percentiles).map(Number), [50, 75, 90, 95, 99, 99.9, 99.99]);
+    assert.ok(level.latency.percentiles["75"]! > 0, "read from the merged histogram");
+  });
+
+  it("client-library times: request-weighted averages over the runs that timed some, null when none did", () => {
+    const run = (http: LevelJson["http"]) => {
+      const json = roundTrip(toResultJson([syntheticLevel({ value: 1, latenciesUs: [100] })], {}, "t"));
+      json.levels[0]!.http = http;
+      return json;
+    };
+    const merged = mergeResults([
+      run({ count: 1, sendUs: 10, recvUs: 20, requestUs: 100 }),
+      run(null),
+      run({ count: 3, sendUs: 30, recvUs: 40, requestUs: 200 }),
+    ]).levels[0]!;
+    assert.deepEqual(merged.http, { count: 4, sendUs: 25, recvUs: 35, requestUs: 175 });
+    assert.equal(mergeResults([run(null), run(null)]).levels[0]!.http, null);
+  });
+
+  it("concurrency runs have no uncorrected or send-delay figures, and the merge adds none", () => {
+    const run = () => roundTrip(toResultJson([syntheticLevel({ value: 1, latenciesUs: [100] })], {}, "t"));
+    const level = mergeResults([run(), run()]).levels[0]!;
+    assert.equal(level.uncorrectedLatency, null);
+    assert.equal(level.histograms.uncorrectedLatencyUs, null);
+    assert.equal(level.moments.uncorrected, null);
+    assert.equal(level.sendDelay, null);
+    assert.equal(level.histograms.sendDelayUs, null);
+  });
+
+  it("rate runs: the send-delay histograms add up too", () => {
+    const run = () =>
+      roundTrip(
+        toResultJson(
+          [syntheticLevel({ mode: "request_rate", value: 10, latenciesUs: [100, 200] })],
+          { mode: "request_rate" },
+          "t",
+        ),
+      );
+    const level = mergeResults([run(), run()]).levels[0]!;
+    assert.ok(level.histograms.sendDelayUs !== null && level.histograms.sendDelayUs !== undefined);
+    assert.ok(level.sendDelay !== null && level.sendDelay !== undefined);
   });
 
   it("rejects a file that is not a tbench result, naming it", () => {
