@@ -10,7 +10,7 @@ import {
 } from "../../../scripts/bench/bench-kit.js";
 import type { LoadFigure } from "./wrk-run.js";
 
-export const CONTENDERS = ["tbench", "autocannon", "wrk"] as const;
+export const CONTENDERS = ["tbench", "autocannon", "wrk", "undici"] as const;
 export type Contender = (typeof CONTENDERS)[number];
 
 /** A tbench run also says how its level ended and whether it suspected itself. */
@@ -22,12 +22,15 @@ export interface TbenchFigure extends LoadFigure {
 
 export interface Round {
   order: Contender[];
-  figures: { tbench: TbenchFigure; autocannon: LoadFigure; wrk?: LoadFigure };
+  figures: { tbench: TbenchFigure; autocannon: LoadFigure; wrk?: LoadFigure; undici?: LoadFigure };
 }
 
 export interface Ratio {
-  /** tbench / this contender; "strongest": tbench / the faster of the others in the same round. */
-  against: "autocannon" | "wrk" | "strongest";
+  /**
+   * tbench / this contender; "strongest": tbench / the faster of autocannon and wrk in the same round;
+   * "undici": tbench / raw undici dispatch (tbench's transport), what tbench adds over it.
+   */
+  against: "autocannon" | "wrk" | "strongest" | "undici";
   perRound: number[];
   median: number;
   verdict: Verdict;
@@ -97,20 +100,23 @@ export function tbenchMarkdown(r: TbenchBenchResult): string {
       `(its API in a child process: its CLI reads a body file as text) with ${s.warmupS} s warm-up then ` +
       `${s.durationS} s, ` +
       (withWrk
-        ? `and ${r.wrk} (\`-t ${s.wrkThreads}\`) with ${s.warmupS} s warm-up then ${s.durationS} s.`
-        : "and **wrk: not installed here, skipped** (Debian: `apt-get install wrk`)."),
+        ? `${r.wrk} (\`-t ${s.wrkThreads}\`) with ${s.warmupS} s warm-up then ${s.durationS} s, `
+        : "**wrk: not installed here, skipped** (Debian: `apt-get install wrk`), ") +
+      "and raw undici `Pool.dispatch()` (undici-run.mjs in a child process: the transport under tbench's " +
+      "client, one request in flight per connection, a handler that keeps nothing) with the same warm-up " +
+      "and run: tbench / undici is what tbench adds over its own transport.",
     "",
     `${s.rounds} rounds per connection count, the order rotating each round. Ratios are medians of per-round ` +
       (withWrk
-        ? "ratios; tbench / strongest divides by the faster of the other tools in each round."
+        ? "ratios; tbench / strongest divides by the faster of autocannon and wrk in each round."
         : "ratios."),
     "",
     "| Connections | " +
       contenders.map((c) => `${c} req/s, median (min-max)`).join(" | ") +
-      " | tbench / autocannon | " +
+      " | tbench / autocannon | tbench / undici | " +
       (withWrk ? "tbench / wrk | tbench / strongest | " : "") +
       `target | verdict (vs ${withWrk ? "wrk" : "autocannon"}) |`,
-    `| --- | ${contenders.map(() => "---").join(" | ")} | --- | ${withWrk ? "--- | --- | " : ""}--- | --- |`,
+    `| --- | ${contenders.map(() => "---").join(" | ")} | --- | --- | ${withWrk ? "--- | --- | " : ""}--- | --- |`,
     ...r.levels.map((level) => {
       const ratio = (against: Ratio["against"]) => level.ratios.find((x) => x.against === against);
       const shown = (against: Ratio["against"]) => {
@@ -120,6 +126,7 @@ export function tbenchMarkdown(r: TbenchBenchResult): string {
       const headline = ratio(withWrk ? "wrk" : "autocannon")!;
       return (
         `| ${level.connections} | ${contenders.map((c) => rate(level.rates[c])).join(" | ")} | ${shown("autocannon")} | ` +
+        `${shown("undici")} | ` +
         (withWrk ? `${shown("wrk")} | ${shown("strongest")} | ` : "") +
         `>= ${r.target}x | ${verdictMarkdown(headline.verdict)} |`
       );

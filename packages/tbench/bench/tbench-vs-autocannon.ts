@@ -3,7 +3,9 @@
 // tbench runs as users run it: the built bin in a child process (profiler, statistics reads, overhead
 // monitor included). Its request is captured through a recording proxy and replayed byte for byte by the
 // others. Several rounds per connection count, the order rotating; ratios are medians of per-round ratios.
-// Issue 16's target is tbench >= 0.95x wrk at c=1, 4 and 16 (the verdict); autocannon stays as a column.
+// Issue 16's target is tbench >= 0.95x wrk at c=1, 4 and 16 (the verdict); autocannon stays as a column,
+// and raw undici `Pool.dispatch()` (undici-run.mjs: the transport under tbench's client, keeping nothing)
+// shows what tbench adds over its own transport.
 // wrk is Debian's `wrk` package: when it is not installed the benchmark says so and the verdict is
 // against autocannon. Three rounds of short runs keep the whole benchmark near 4 minutes.
 // Writes bench-results/tbench.{json,md}.
@@ -54,7 +56,7 @@ const ROUNDS = QUICK ? 2 : 3;
 /** tbench's -p: 3 stable windows make its measured time, matched by the others' measured run. */
 const WINDOW_MS = QUICK ? 300 : 2000;
 /** tbench's -r: at most this many windows per run (an unstable run still reports its last 3). */
-const MAX_TRIALS = QUICK ? 3 : 5;
+const MAX_TRIALS = QUICK ? 3 : 4;
 /** Whole seconds: wrk takes no fractions. */
 const DURATION_S = QUICK ? 1 : (3 * WINDOW_MS) / 1000;
 const WARMUP_S = 1;
@@ -65,6 +67,7 @@ const TARGET = 0.95;
 /** The request, as tbench is asked to build it: perf_analyzer's defaults are binary tensors both ways. */
 const REQUEST_ARGS = ["-m", "identity_fp32", "--shape", "INPUT0:1", "--input-data", "zero"];
 const AUTOCANNON_RUN = fileURLToPath(new URL("./autocannon-run.mjs", import.meta.url));
+const UNDICI_RUN = fileURLToPath(new URL("./undici-run.mjs", import.meta.url));
 
 function tbenchArgs(url: string, connections: number | string): string[] {
   const settle = QUICK ? ["-s", "100"] : [];
@@ -97,13 +100,15 @@ async function runTbench(serverUrl: string, connections: number, work: string): 
   };
 }
 
-async function runAutocannon(
+/** autocannon or raw undici in a child process (autocannon-run.mjs, undici-run.mjs: the same spec). */
+async function runNodeTool(
+  script: string,
   serverUrl: string,
   wire: WireRequest,
   connections: number,
   work: string,
 ): Promise<LoadFigure> {
-  const specPath = join(work, "autocannon.json");
+  const specPath = join(work, "node-tool.json");
   await writeFile(
     specPath,
     JSON.stringify({
@@ -117,13 +122,13 @@ async function runAutocannon(
     }),
   );
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [AUTOCANNON_RUN, specPath], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [script, specPath], { stdio: ["ignore", "pipe", "pipe"] });
     let text = "";
     child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
     child.on("error", reject);
     child.on("close", (code) =>
-      code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}:\n${text}`)),
+      code === 0 ? resolve(text) : reject(new Error(`${script} exited ${code}:\n${text}`)),
     );
   });
   const r = JSON.parse(output.trim().split("\n").at(-1)!) as Omit<LoadFigure, "requestsPerSec">;
@@ -151,7 +156,7 @@ async function main(): Promise<void> {
     responseBytes = await checkRequest(server.httpUrl, wire);
     console.log(`request: ${describeRequest(wire)}`);
     const contenders: Contender[] =
-      wrk === undefined ? ["tbench", "autocannon"] : ["tbench", "autocannon", "wrk"];
+      wrk === undefined ? ["tbench", "autocannon", "undici"] : ["tbench", "autocannon", "wrk", "undici"];
     for (const connections of CONNECTIONS) {
       const rounds: Round[] = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -160,7 +165,9 @@ async function main(): Promise<void> {
         for (const contender of order) {
           if (contender === "tbench") figures.tbench = await runTbench(server.httpUrl, connections, work);
           else if (contender === "autocannon") {
-            figures.autocannon = await runAutocannon(server.httpUrl, wire, connections, work);
+            figures.autocannon = await runNodeTool(AUTOCANNON_RUN, server.httpUrl, wire, connections, work);
+          } else if (contender === "undici") {
+            figures.undici = await runNodeTool(UNDICI_RUN, server.httpUrl, wire, connections, work);
           } else {
             figures.wrk = await runWrk({
               serverUrl: server.httpUrl,
@@ -189,7 +196,7 @@ async function main(): Promise<void> {
           verdict: atLeast(m, TARGET),
         };
       };
-      const ratios = [ratio("autocannon", rates("autocannon"))];
+      const ratios = [ratio("autocannon", rates("autocannon")), ratio("undici", rates("undici"))];
       if (wrk !== undefined) {
         ratios.push(ratio("wrk", rates("wrk")));
         const strongest = rounds.map((r) =>
