@@ -63,4 +63,8 @@ test("every gRPC status and every HTTP error status maps to a kind with a client
   assert.equal(clientKindFromGrpcStatus(-1), "UNKNOWN");
   assert.equal(clientKindFromHttpStatus(418), "INVALID_ARGUMENT");
   assert.equal(clientKindFromHttpStatus(599), "UNKNOWN");
+  // Only 4xx statuses default to the caller's mistake; a redirect or a success code is not one.
+  assert.equal(clientKindFromHttpStatus(302), "UNKNOWN");
+  assert.equal(clientKindFromHttpStatus(399), "UNKNOWN");
+  assert.equal(clientKindFromHttpStatus(499), "ABORTED");
 });

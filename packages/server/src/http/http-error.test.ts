@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { HTTP_STATUS_BY_ERROR, ServerError, type ServerErrorStatus } from "../core/server-error.js";
-import { badRequest, describeError, HttpError } from "./http-error.js";
+import { badRequest, describeError, errorBody, HttpError } from "./http-error.js";
 
 describe("describeError", () => {
   // Triton's HttpCodeFromError (server src/http_server.cc, 24.01 and later), used on every endpoint.
@@ -36,5 +36,16 @@ describe("describeError", () => {
       message: "internal error: x is undefined",
     });
     assert.deepEqual(describeError("odd"), { status: 500, message: "internal error: odd" });
+  });
+});
+
+describe("HttpError and the error body", () => {
+  test("an HttpError names itself and keeps its cause; the body is Triton's JSON, escaped", () => {
+    const cause = new Error("parse");
+    const error = new HttpError(413, "too large", { cause });
+    assert.equal(error.name, "HttpError");
+    assert.equal(error.cause, cause);
+    assert.equal(String(error), "HttpError: too large");
+    assert.equal(errorBody('a "quoted" word'), '{"error":"a \\"quoted\\" word"}');
   });
 });

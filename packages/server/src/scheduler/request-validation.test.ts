@@ -264,3 +264,165 @@ describe("request validation (Triton's messages)", () => {
     assert.deepEqual(bytesDataToStrings(ok.inputs[0]!.tensor.data as BytesData), ["", "\u{1f600}", "\t"]);
   });
 });
+
+describe("request validation: the boundaries (each a mutant Stryker found unchecked)", () => {
+  const both = [int32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])];
+
+  it("too many inputs: the count message, with Triton's ']' when nothing is missing", () => {
+    assert.equal(
+      message(simple, { inputs: [...both, int32("EXTRA", [1, 16])] }),
+      "[request id: <id_unknown>] expected 2 inputs but got 3 inputs for model 'simple'. Got input(s) " +
+        "['INPUT0','INPUT1','EXTRA'], but missing required input(s) ]. Please provide all required input(s).",
+    );
+  });
+
+  it("no inputs at all: 'Got input(s) []' and every required one named", () => {
+    assert.equal(
+      message(simple, { inputs: [] }),
+      "[request id: <id_unknown>] expected 2 inputs but got 0 inputs for model 'simple'. Got input(s) [], " +
+        "but missing required input(s) ['INPUT0','INPUT1']. Please provide all required input(s).",
+    );
+  });
+
+  it("an optional input may be left out", () => {
+    const spec = {
+      ...simple,
+      inputs: [io("INPUT0", "INT32", [16]), io("INPUT1", "INT32", [16], { optional: true })],
+    };
+    const v = validateRequest(spec, { model: "simple", inputs: [int32("INPUT0", [2, 16])] });
+    assert.deepEqual(
+      v.inputs.map((i) => i.spec.name),
+      ["INPUT0"],
+    );
+  });
+
+  it("requested outputs: a subset, in config order; an empty list means all of them", () => {
+    const subset = validateRequest(simple, { model: "simple", inputs: both, outputs: [{ name: "OUTPUT1" }] });
+    assert.deepEqual(
+      subset.outputs.map((o) => o.name),
+      ["OUTPUT1"],
+    );
+    const reordered = validateRequest(simple, {
+      model: "simple",
+      inputs: both,
+      outputs: [{ name: "OUTPUT1" }, { name: "OUTPUT0" }],
+    });
+    assert.deepEqual(
+      reordered.outputs.map((o) => o.name),
+      ["OUTPUT0", "OUTPUT1"],
+    );
+    const none = validateRequest(simple, { model: "simple", inputs: both, outputs: [] });
+    assert.deepEqual(
+      none.outputs.map((o) => o.name),
+      ["OUTPUT0", "OUTPUT1"],
+    );
+  });
+
+  it("a batch of exactly max_batch_size is accepted; all inputs with 0 rows make a batch of 0", () => {
+    const full = validateRequest(simple, {
+      model: "simple",
+      inputs: [int32("INPUT0", [8, 16]), int32("INPUT1", [8, 16])],
+    });
+    assert.equal(full.batchSize, 8);
+    const empty = validateRequest(simple, {
+      model: "simple",
+      inputs: [int32("INPUT0", [0, 16]), int32("INPUT1", [0, 16])],
+    });
+    assert.equal(empty.batchSize, 0);
+  });
+
+  it("a shape with too few dimensions, a -1, a negative or a fractional dimension is refused", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("INPUT0", "INT32", [-1, 16])], outputs: [] };
+    const one = (shape: number[]) => message(spec, { inputs: [int32("INPUT0", shape, 0)] });
+    assert.equal(
+      one([16]),
+      "[request id: <id_unknown>] unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [16]. ",
+    );
+    assert.equal(
+      one([-1, 16]),
+      "[request id: <id_unknown>] All input dimensions should be specified for input 'INPUT0' for model 'simple', got [-1,16]",
+    );
+    assert.match(one([-2, 16]), /unexpected shape for input 'INPUT0' .*got \[-2,16\]/);
+    assert.match(one([1.5, 16]), /unexpected shape for input 'INPUT0' .*got \[1\.5,16\]/);
+  });
+
+  it("reshape: the model sees the configured shape, variable dimensions filled from the request", () => {
+    const spec = {
+      ...simple,
+      maxBatchSize: 4,
+      inputs: [
+        io("INPUT0", "INT32", [-1, 2], { reshape: [2, -1] }),
+        io("INPUT1", "INT32", [4], { reshape: [2, 2] }),
+      ],
+    };
+    const v = validateRequest(spec, {
+      model: "simple",
+      inputs: [int32("INPUT0", [1, 3, 2]), int32("INPUT1", [1, 4])],
+    });
+    assert.deepEqual(
+      v.inputs.map((i) => i.shape),
+      [
+        [2, 3],
+        [2, 2],
+      ],
+    );
+  });
+
+  it("a numeric input whose data is BYTES data is in the wrong container", () => {
+    const tensor: Tensor = { ...int32("INPUT0", [1, 16]), data: bytesDataFromArrays([new Uint8Array(1)]) };
+    assert.equal(
+      message(simple, { inputs: [tensor, int32("INPUT1", [1, 16])] }),
+      "[request id: <id_unknown>] input 'INPUT0' for model 'simple' holds its data in the wrong container for INT32",
+    );
+  });
+
+  it("BYTES: the element limit counts from the shape, the limit itself allowed", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
+    const text = (n: number): Tensor => ({
+      name: "TEXT",
+      datatype: "BYTES",
+      shape: [n],
+      data: bytesDataFromArrays(Array.from({ length: n }, () => new Uint8Array([97]))),
+    });
+    assert.equal(validateRequest(spec, { model: "simple", inputs: [text(3)] }, 3).inputs.length, 1);
+    assert.throws(
+      () => validateRequest(spec, { model: "simple", inputs: [text(4)] }, 3),
+      (error: unknown) =>
+        error instanceof Error &&
+        error.message ===
+          "[request id: <id_unknown>] input 'TEXT' of model 'simple' has 4 BYTES elements, more than the 3 allowed " +
+            "per BYTES tensor. Use --max-bytes-tensor-elements to increase the limit.",
+    );
+  });
+
+  it("BYTES: data whose own count disagrees with its wire form is refused", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
+    const data = bytesDataFromArrays([new Uint8Array([97]), new Uint8Array([98])]);
+    assert.equal(
+      message(spec, {
+        inputs: [{ name: "TEXT", datatype: "BYTES", shape: [2], data: { ...data, count: 3 } }],
+      }),
+      "[request id: <id_unknown>] input 'TEXT' for model 'simple': its BYTES data says 3 elements, its wire form holds 2",
+    );
+  });
+
+  it("BYTES: of two elements a string tensor would change, the first is named", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("TEXT", "BYTES", [-1])], outputs: [] };
+    const data = bytesDataFromArrays([new Uint8Array([97]), new Uint8Array([0]), new Uint8Array([98, 0])]);
+    assert.match(
+      message(spec, { inputs: [{ name: "TEXT", datatype: "BYTES", shape: [3], data }] }),
+      /^\[request id: <id_unknown>\] input 'TEXT' of model 'simple': element 1 /,
+    );
+  });
+
+  it("an empty tensor may have a dimension of exactly 4294967295", () => {
+    const spec = { ...simple, maxBatchSize: 0, inputs: [io("INPUT0", "FP32", [-1, -1])], outputs: [] };
+    const empty: Tensor = {
+      name: "INPUT0",
+      datatype: "FP32",
+      shape: [0, 4294967295],
+      data: new Float32Array(0),
+    };
+    assert.equal(validateRequest(spec, { model: "simple", inputs: [empty] }).inputs.length, 1);
+  });
+});
