@@ -1,6 +1,6 @@
 // `npm run mutate [-- <area or path>...]`: StrykerJS over the areas of scripts/mutate-areas.mjs, one after
 // another (smallest first), one Stryker worker each; a path (or part of one) picks the areas that mutate it.
-// Reports: bench-results/mutation/<area>.json (and .html, git-ignored: large), a summary of every area run
+// Reports: bench-results/mutation/<area>.json and .html (git-ignored: large), a summary of every area run
 // in bench-results/mutation/summary.json, and survivors on stdout. Results are cached per area in
 // .stryker-cache/ (incremental: an unchanged mutant with unchanged tests is not run again).
 import { spawnSync } from "node:child_process";
