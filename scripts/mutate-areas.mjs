@@ -60,6 +60,8 @@ export const MUTATION_AREAS = [
     ],
     tests: [
       "packages/server/src/scheduler/priority-queue.test.ts",
+      "packages/server/src/scheduler/dynamic-batcher.test.ts",
+      "packages/server/src/scheduler/batch-assembly.test.ts",
       "packages/server/src/scheduler/model-scheduler.test.ts",
       "packages/server/src/scheduler/pending-cap.test.ts",
     ],

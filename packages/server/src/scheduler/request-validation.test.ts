@@ -1,26 +1,13 @@
 /** Request validation messages, checked against Triton's text (core src/infer_request.cc). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Datatype } from "@tbench/proto";
 import { bytesDataFromArrays, bytesDataToStrings } from "../core/bytes-data.js";
 import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
-import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
+import type { ModelSpec } from "../repository/model-spec.js";
+import { tensorSpec } from "../testing/tensor-spec.js";
 import { validateRequest } from "./request-validation.js";
 
-const io = (
-  name: string,
-  datatype: Datatype,
-  dims: number[],
-  extra: Partial<TensorSpec> = {},
-): TensorSpec => ({
-  name,
-  datatype,
-  dims,
-  optional: false,
-  allowRaggedBatch: false,
-  labelFilename: "",
-  ...extra,
-});
+const io = tensorSpec;
 
 const simple: ModelSpec = {
   name: "simple",
