@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ModelConfig } from "@tbench/proto";
 import { float16BitsToFloat32Array, float32ArrayToFloat16Bits } from "@tbench/proto";
-import { type RunningServer, silentLogger, startServer } from "@tbench/server";
+import type { RunningServer } from "@tbench/server";
 import {
   AbortedError,
   ClientClosedError,
@@ -19,9 +19,9 @@ import {
   UnsupportedError,
 } from "../errors.js";
 import type { InferenceClient } from "../inference-client.js";
+import { startBundledServer } from "../testing/bundled-server.js";
 import { createHttpClient } from "./http-client.js";
 
-const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const LOADED = [
   "simple",
   "identity_fp32",
@@ -60,17 +60,7 @@ const HOLDING_CONFIG: ModelConfig = {
 const fp64 = { inputs: [{ name: "INPUT0", datatype: "FP64" as const, shape: [1, 2], data: [1, 2] }] };
 
 before(async () => {
-  server = await startServer({
-    modelRepository: REPOSITORY,
-    httpPort: 0,
-    httpAddress: "127.0.0.1",
-    metricsPort: false,
-    grpcPort: false,
-    modelControlMode: "explicit",
-    loadModels: LOADED,
-    logger: silentLogger,
-    crashWorkerParameter: "test_crash_worker",
-  });
+  server = await startBundledServer(LOADED, { crashWorkerParameter: "test_crash_worker" });
   client = createHttpClient({ url: server.httpUrl, timeoutMs: 30_000 });
 });
 
@@ -452,15 +442,7 @@ describe("errors from the server", () => {
 
 describe("client-side errors against the server", () => {
   test("ConnectionError once the server is gone; ClientClosedError after close()", async () => {
-    const other = await startServer({
-      modelRepository: REPOSITORY,
-      httpPort: 0,
-      httpAddress: "127.0.0.1",
-      metricsPort: false,
-      grpcPort: false,
-      modelControlMode: "explicit",
-      logger: silentLogger,
-    });
+    const other = await startBundledServer([]);
     const c = createHttpClient({ url: other.httpUrl, maxRetries: 0 });
     assert.equal(await c.isServerLive(), true);
     await other.close();

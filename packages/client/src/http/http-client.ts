@@ -44,6 +44,10 @@ import type { RawResponse } from "./raw-response.js";
 import { errorMessageOf, parseAnswer } from "./response-schemas.js";
 
 const JSON_TYPE = "application/json";
+/** infer() bodies at least this large reuse the memory of an earlier one (small ones come from Node's pool). */
+const SPARE_BODY_MIN_BYTES = 64 * 1024;
+/** ... and at most this large, so a client does not keep a huge buffer alive after one huge call. */
+const SPARE_BODY_MAX_BYTES = 64 * 1024 * 1024;
 const BINARY_TYPE = "application/octet-stream";
 
 /**
@@ -115,6 +119,8 @@ class HttpInferenceClient implements InferenceClient {
   readonly #readyPath: string;
   /** The infer path of each model seen (no version), so the hot path does not rebuild it. */
   readonly #inferPaths = new Map<string, string>();
+  /** A large infer() body's memory, reused by the next large infer() (see infer()). */
+  #spareBody: Buffer | null = null;
   /** Decodes infer answers, remembering the last JSON header (infer-decoder.ts). */
   readonly #decodeInfer = createInferDecoder();
 
@@ -144,17 +150,49 @@ class HttpInferenceClient implements InferenceClient {
   }
 
   infer(model: string, request: InferRequest, options?: CallOptions): Promise<InferResult> {
+    const algorithm = this.options.requestCompression;
+    // A large body is encoded into the spare buffer of an earlier call when there is one (borrowed here,
+    // so calls in flight together never share it): fresh memory for 1 MiB cost about 4x the copy itself.
+    const spare = algorithm === undefined ? this.#spareBody : null;
+    this.#spareBody = null;
     let path: string;
     let encoded: ReturnType<typeof encodeInferRequest>;
     try {
       path = this.#inferPath(model, request.modelVersion);
-      encoded = encodeInferRequest(request);
+      encoded = encodeInferRequest(request, spare ?? undefined);
     } catch (error) {
+      this.#keepSpare(spare);
       return Promise.reject(error);
     }
-    const algorithm = this.options.requestCompression;
-    const body = algorithm === undefined ? encoded.body : compressBody(encoded.body, algorithm);
-    return this.sendInfer(path, body, inferHeaders(this.options, encoded.jsonLength), request.id, options);
+    const headers = inferHeaders(this.options, encoded.jsonLength);
+    if (algorithm !== undefined) {
+      const body = compressBody(encoded.body, algorithm);
+      return this.sendInfer(path, body, headers, request.id, options);
+    }
+    const body = encoded.body;
+    if (body.buffer !== spare?.buffer) this.#keepSpare(spare); // not used: too small
+    const sent = this.sendInfer(path, body, headers, request.id, options);
+    if (body.length < SPARE_BODY_MIN_BYTES) return sent;
+    // Kept once the call has settled: undici has then written the body or given the request up (an
+    // aborted request's socket is destroyed, which cancels any write still queued from this memory).
+    const keep = () => this.#keepSpare(body.buffer === spare?.buffer ? spare : body);
+    return sent.then(
+      (result) => {
+        keep();
+        return result;
+      },
+      (error: unknown) => {
+        keep();
+        throw error;
+      },
+    );
+  }
+
+  /** Keeps `buffer` as the spare body (the larger of it and the current spare, at most SPARE_BODY_MAX_BYTES). */
+  #keepSpare(buffer: Buffer | null): void {
+    if (buffer === null || buffer.length < SPARE_BODY_MIN_BYTES || buffer.length > SPARE_BODY_MAX_BYTES)
+      return;
+    if (this.#spareBody === null || this.#spareBody.length < buffer.length) this.#spareBody = buffer;
   }
 
   prepareInfer(model: string, request: InferRequest): PreparedInfer {
