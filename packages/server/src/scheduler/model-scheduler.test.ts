@@ -12,7 +12,7 @@ import type { DynamicBatchingSpec, ModelSpec } from "../repository/model-spec.js
 import { createModelStats } from "../stats/model-stats.js";
 import { createFakeClock, type FakeClock } from "../testing/fake-clock.js";
 import { queuePolicy } from "../testing/queue-policy.js";
-import { createModelScheduler } from "./model-scheduler.js";
+import { createModelScheduler, type ModelSchedulerOptions } from "./model-scheduler.js";
 import { validateRequest } from "./request-validation.js";
 
 const policy = queuePolicy;
@@ -58,6 +58,8 @@ function spec(
 
 interface RecordedRun {
   readonly atUs: number;
+  /** What the scheduler handed the pool. */
+  readonly batch: PoolRun;
   /** The request numbers in the batch, in batch order (first element of each row). */
   readonly requests: number[];
   finish(): void;
@@ -77,6 +79,7 @@ interface Harness {
       timeoutUs?: number;
       id?: string;
       signal?: AbortSignal;
+      parameters?: Record<string, boolean>;
     },
   ): Promise<InferenceResponse>;
   /** Lets queued microtasks (the batcher's passes) run. */
@@ -86,7 +89,11 @@ interface Harness {
   abandon(error: ServerError): void;
 }
 
-function harness(modelSpec: ModelSpec, instances = 1): Harness {
+function harness(
+  modelSpec: ModelSpec,
+  instances = 1,
+  extra: Pick<ModelSchedulerOptions, "trace" | "crashParameter"> = {},
+): Harness {
   const clock = createFakeClock();
   const runs: RecordedRun[] = [];
   const stats = createModelStats("m", "1");
@@ -107,6 +114,7 @@ function harness(modelSpec: ModelSpec, instances = 1): Harness {
       return new Promise((resolve, reject) => {
         runs.push({
           atUs: clock.nowUs(),
+          batch,
           requests,
           finish: () => {
             busy--;
@@ -125,7 +133,7 @@ function harness(modelSpec: ModelSpec, instances = 1): Harness {
       });
     },
   };
-  const scheduler = createModelScheduler({ spec: modelSpec, version: "1", pool, clock, stats });
+  const scheduler = createModelScheduler({ spec: modelSpec, version: "1", pool, clock, stats, ...extra });
   const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
   return {
     clock,
@@ -144,6 +152,7 @@ function harness(modelSpec: ModelSpec, instances = 1): Harness {
         ...(options.priority !== undefined ? { priority: options.priority } : {}),
         ...(options.timeoutUs !== undefined ? { timeoutUs: options.timeoutUs } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        ...(options.parameters !== undefined ? { parameters: options.parameters } : {}),
         inputs: [
           { name: "IN", datatype: "FP32" as const, shape, data: new Float32Array(rows * width).fill(n) },
         ],
@@ -483,5 +492,59 @@ describe("dynamic batcher on a fake clock", () => {
       [[5, 1, 2]],
     );
     assert.equal(stats.last_inference, h.clock.epochMs());
+  });
+
+  it("traces each decision: the wait and why, then the batch sent and why (TBENCH_TRACE=batcher)", async () => {
+    const lines: string[] = [];
+    const h = harness(spec(), 1, { trace: (line) => lines.push(line) });
+    const done = h.submit(1);
+    await at(h, 0);
+    await at(h, 100);
+    h.runs[0]!.finish();
+    await done;
+    assert.deepEqual(lines, [
+      "m:1 t=0us wait 100us: batch 1 below preferred sizes [4,8], oldest waited 0 us",
+      "m:1 t=100us send batch 1 (1 requests): oldest request waited 100 us >= max_queue_delay 100 us",
+    ]);
+  });
+
+  it("answers with the model, the version and the request's id (none when the id is empty)", async () => {
+    const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }));
+    const named = h.submit(1, { id: "r1" });
+    const unnamed = h.submit(2, { id: "" });
+    await at(h, 0);
+    h.runs[0]!.finish();
+    const [a, b] = await Promise.all([named, unnamed]);
+    assert.deepEqual([a.model, a.version, a.id], ["m", "1", "r1"]);
+    assert.equal("id" in b, false);
+  });
+
+  it("asks the pool for the requested outputs, and for a worker crash only when a request sets the hook", async () => {
+    const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }), 2, { crashParameter: "crash" });
+    const plain = h.submit(1, { parameters: { crash: false } });
+    await at(h, 0);
+    const crashing = h.submit(2, { parameters: { crash: true } });
+    await at(h, 1);
+    assert.deepEqual(h.runs[0]!.batch.outputNames, ["OUT"]);
+    assert.equal(h.runs[0]!.batch.crash, undefined);
+    assert.equal(h.runs[1]!.batch.crash, true);
+    h.runs[0]!.finish();
+    h.runs[1]!.finish();
+    await Promise.all([plain, crashing]);
+  });
+
+  it("without dynamic_batching a request with no batch dimension runs alone and counts one row", async () => {
+    const h = harness(spec({ maxBatchSize: 0, batching: null }));
+    const done = [h.submit(1), h.submit(2)];
+    await at(h, 0);
+    assert.deepEqual(batches(h), [{ at: 0, requests: [1] }]);
+    h.runs[0]!.finish();
+    await at(h, 1);
+    h.runs[1]!.finish();
+    await Promise.all(done);
+    assert.deepEqual(
+      h.stats.statistics().batch_stats.map((b) => [b.batch_size, b.compute_infer.count]),
+      [[1, 2]],
+    );
   });
 });
