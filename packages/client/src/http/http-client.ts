@@ -52,7 +52,7 @@ const BINARY_TYPE = "application/octet-stream";
 
 /**
  * The headers every infer request with this body layout carries: the client's headers, the body's type
- * and JSON length, and the compression headers. Built once per PreparedInfer, once per infer() call.
+ * and JSON length, and the compression headers. Built once per PreparedInfer, once per JSON length for infer().
  */
 function inferHeaders(
   o: ResolvedHttpClientOptions,
@@ -119,6 +119,8 @@ class HttpInferenceClient implements InferenceClient {
   readonly #readyPath: string;
   /** The infer path of each model seen (no version), so the hot path does not rebuild it. */
   readonly #inferPaths = new Map<string, string>();
+  /** infer()'s request headers per JSON header length (undefined: a JSON-only body). */
+  readonly #inferHeadersByLength = new Map<number | undefined, Readonly<Record<string, string>>>();
   /** A large infer() body's memory, reused by the next large infer() (see infer()). */
   #spareBody: Buffer | null = null;
   /** Decodes infer answers, remembering the last JSON header (infer-decoder.ts). */
@@ -164,7 +166,7 @@ class HttpInferenceClient implements InferenceClient {
       this.#keepSpare(spare);
       return Promise.reject(error);
     }
-    const headers = inferHeaders(this.options, encoded.jsonLength);
+    const headers = this.#inferHeaders(encoded.jsonLength);
     if (algorithm !== undefined) {
       const body = compressBody(encoded.body, algorithm);
       return this.sendInfer(path, body, headers, request.id, options);
@@ -186,6 +188,16 @@ class HttpInferenceClient implements InferenceClient {
         throw error;
       },
     );
+  }
+
+  /** inferHeaders for this client and JSON length, built once per length (they are frozen, so shared). */
+  #inferHeaders(jsonLength: number | undefined): Readonly<Record<string, string>> {
+    let headers = this.#inferHeadersByLength.get(jsonLength);
+    if (headers === undefined) {
+      headers = inferHeaders(this.options, jsonLength);
+      if (this.#inferHeadersByLength.size < 256) this.#inferHeadersByLength.set(jsonLength, headers);
+    }
+    return headers;
   }
 
   /** Keeps `buffer` as the spare body (the larger of it and the current spare, at most SPARE_BODY_MAX_BYTES). */

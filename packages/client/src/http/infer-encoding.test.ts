@@ -206,3 +206,29 @@ describe("validation before anything is sent", () => {
     );
   });
 });
+
+describe("the JSON header's text", () => {
+  // The common case (no parameters anywhere) is written by hand; its text must be what JSON.stringify
+  // writes for the same members in the same order, byte for byte.
+  test("binary inputs without parameters: exactly JSON.stringify's text", () => {
+    const inputs: InferInput[] = [
+      { name: 'quote " back \\ é 🙂', datatype: "FP32", shape: [1, 0, 2], data: new Float32Array(0) },
+      { name: "big", datatype: "INT8", shape: [1e3, 1], data: new Int8Array(1000) },
+      { name: "z", datatype: "BOOL", shape: [-0 as number, 4], data: [] },
+    ];
+    for (const binaryOutputs of [true, false]) {
+      const { body, jsonLength } = encodeInferRequest({ inputs, binaryOutputs, id: "i\n1" });
+      const expected = JSON.stringify({
+        id: "i\n1",
+        inputs: inputs.map((x, i) => ({
+          name: x.name,
+          shape: x.shape,
+          datatype: x.datatype,
+          parameters: { binary_data_size: [0, 1000, 0][i] },
+        })),
+        ...(binaryOutputs ? { parameters: { binary_data_output: true } } : {}),
+      });
+      assert.equal(body.toString("utf8", 0, jsonLength), expected);
+    }
+  });
+});
