@@ -4,8 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { bytesDataToStrings } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
-import type { InferenceResponse } from "../core/types.js";
+import type { BytesData, InferenceResponse } from "../core/types.js";
 import type { PoolRun } from "../instances/instance-pool.js";
 import type { InstanceRunResult } from "../instances/model-instance.js";
 import type { DynamicBatchingSpec, ModelSpec } from "../repository/model-spec.js";
@@ -80,6 +81,7 @@ interface Harness {
       id?: string;
       signal?: AbortSignal;
       parameters?: Record<string, boolean>;
+      classification?: number;
     },
   ): Promise<InferenceResponse>;
   /** Lets queued microtasks (the batcher's passes) run. */
@@ -92,7 +94,7 @@ interface Harness {
 function harness(
   modelSpec: ModelSpec,
   instances = 1,
-  extra: Pick<ModelSchedulerOptions, "trace" | "crashParameter"> = {},
+  extra: Pick<ModelSchedulerOptions, "trace" | "crashParameter" | "labels"> = {},
 ): Harness {
   const clock = createFakeClock();
   const runs: RecordedRun[] = [];
@@ -153,6 +155,9 @@ function harness(
         ...(options.timeoutUs !== undefined ? { timeoutUs: options.timeoutUs } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
         ...(options.parameters !== undefined ? { parameters: options.parameters } : {}),
+        ...(options.classification !== undefined
+          ? { outputs: [{ name: "OUT", classification: options.classification }] }
+          : {}),
         inputs: [
           { name: "IN", datatype: "FP32" as const, shape, data: new Float32Array(rows * width).fill(n) },
         ],
@@ -546,5 +551,91 @@ describe("dynamic batcher on a fake clock", () => {
       h.stats.statistics().batch_stats.map((b) => [b.batch_size, b.compute_infer.count]),
       [[1, 2]],
     );
+  });
+
+  it("statistics carry exact times on the fake clock: queue, request duration, failure duration", async () => {
+    const h = harness(
+      spec({
+        batching: { defaultQueuePolicy: policy({ defaultTimeoutUs: 300, allowTimeoutOverride: true }) },
+      }),
+    );
+    const started = performance.now();
+    const served = h.submit(1);
+    await at(h, 100);
+    await at(h, 150);
+    h.runs[0]!.finish();
+    await served;
+    const stats = h.stats.statistics();
+    assert.equal(stats.inference_stats.queue.ns, 100_000, "queued from 0 until sent at the 100 us delay");
+    assert.equal(stats.inference_stats.success.ns, 150_000, "received at 0, answered at 150 us");
+    // Compute input and output add the scheduler's own assembly and split time (real time, so bounded by
+    // the test's own duration) to the instance's figures (1 ns and 3 ns).
+    const elapsedNs = (performance.now() - started) * 1e6;
+    assert.ok(
+      stats.inference_stats.compute_input.ns >= 1 && stats.inference_stats.compute_input.ns <= 1 + elapsedNs,
+    );
+    assert.ok(
+      stats.inference_stats.compute_output.ns >= 3 &&
+        stats.inference_stats.compute_output.ns <= 3 + elapsedNs,
+    );
+    const refused = h.submit(2, { timeoutUs: 50 });
+    await at(h, 150);
+    await at(h, 201);
+    await assert.rejects(refused, { message: "Request timeout expired" });
+    assert.equal(h.stats.statistics().inference_stats.fail.ns, 51_000, "received at 150, refused at 201 us");
+  });
+
+  it("drain resolves only once the batch in flight is answered", async () => {
+    const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }));
+    const served = h.submit(1);
+    await at(h, 0);
+    let drained = false;
+    const drain = h.drain().then(() => {
+      drained = true;
+    });
+    await at(h, 10);
+    assert.equal(drained, false);
+    h.runs[0]!.finish();
+    await served;
+    await drain;
+    assert.equal(drained, true);
+  });
+
+  it("a model without priority levels ignores a request's priority: arrival order", async () => {
+    const h = harness(
+      spec({
+        maxBatchSize: 1,
+        batching: { preferredBatchSizes: [1], maxQueueDelayUs: 0, priorityLevels: 0 },
+      }),
+    );
+    h.submit(1);
+    await at(h, 0);
+    h.submit(2, { priority: 2 });
+    h.submit(3, { priority: 1 });
+    await at(h, 1);
+    for (let i = 0; i < 3; i++) {
+      h.runs[i]!.finish();
+      await at(h, 2 + i);
+    }
+    assert.deepEqual(
+      h.runs.map((r) => r.requests[0]),
+      [1, 2, 3],
+    );
+  });
+
+  it("classification: a request asking for the top classes of an output gets them, with labels", async () => {
+    const h = harness(spec({ batching: { maxQueueDelayUs: 0 } }), 1, {
+      labels: new Map([["OUT", ["cat", "dog"]]]),
+    });
+    const classified = h.submit(5, { classification: 1 });
+    const plain = h.submit(6);
+    await at(h, 0);
+    h.runs[0]!.finish();
+    const [a, b] = await Promise.all([classified, plain]);
+    assert.equal(a.outputs[0]?.datatype, "BYTES");
+    assert.deepEqual(a.outputs[0]?.shape, [1, 1]);
+    assert.deepEqual(bytesDataToStrings(a.outputs[0]?.data as BytesData), ["5.000000:0:cat"]);
+    assert.equal(b.outputs[0]?.datatype, "FP32");
+    assert.deepEqual([...(b.outputs[0]?.data as Float32Array)], [6, 6]);
   });
 });

@@ -142,4 +142,22 @@ describe("PriorityQueue", () => {
     assert.deepEqual(names(queue.ordered()), ["b"]);
     assert.equal(queue.size(), 1);
   });
+
+  it("a request that sets no timeout keeps the default, even where it may override it", () => {
+    const queue = new PriorityQueue<Entry>(policy({ defaultTimeoutUs: 100, allowTimeoutOverride: true }));
+    const e = entry("r");
+    queue.enqueue(0, e);
+    assert.equal(e.timeoutNs, 100_000);
+  });
+
+  it("the closest deadline is the earliest wherever it is queued; a level without timeouts adds none", () => {
+    const queue = new PriorityQueue<Entry>(
+      policy(),
+      new Map([[1, policy({ defaultTimeoutUs: 100, allowTimeoutOverride: true })]]),
+    );
+    queue.enqueue(1, entry("late"));
+    queue.enqueue(1, entry("early", { requestTimeoutUs: 30 }));
+    queue.enqueue(2, entry("never"));
+    assert.equal(queue.closestTimeoutNs(), 30_000);
+  });
 });
