@@ -103,11 +103,15 @@ describe("compareResults", () => {
     assert.equal(gate(0.9, 4), false);
   });
 
-  it("a percentile neither run has fails the gate instead of passing silently", () => {
+  it("a percentile one run or neither has fails the gate instead of passing silently", () => {
     const base = result("concurrency", [{ value: 1, latencyUs: 1000, count: 100 }]);
     const [row] = compareResults(base, base, ["p99.99" as never], noGate);
     assert.ok(Number.isNaN(row?.baseline));
     assert.equal(row?.pass, false);
+    const withIt = result("concurrency", [{ value: 1, latencyUs: 1000, count: 100 }]);
+    withIt.levels[0]!.latency.percentiles["99.99"] = 1000;
+    assert.equal(compareResults(base, withIt, ["p99.99" as never], noGate)[0]?.pass, false);
+    assert.equal(compareResults(withIt, base, ["p99.99" as never], noGate)[0]?.pass, false);
   });
 });
 
@@ -127,7 +131,9 @@ describe("formatCompareTable", () => {
     );
     assert.match(gated, /│ avg +│ 1000 usec +│ 1250 usec +│ 0\.800x │ worse 25\.0% +│ FAIL/);
     assert.match(gated, /│ error_rate │ 0\.00% +│ 50\.00% +│ 0\.000x │ worse 100\.0% │ FAIL/);
+    assert.match(gated, /│ Level +│ Metric +│ Baseline +│ Candidate +│ Ratio +│ Change +│ Gate │/);
     const plain = formatCompareTable(compareResults(cand, base, ["avg"], noGate), false);
+    assert.match(plain, /│ Level +│ Metric +│ Baseline +│ Candidate +│ Ratio +│ Change +│\n/);
     assert.doesNotMatch(plain, /Gate|PASS|FAIL/);
     assert.match(plain, /│ 1250 usec +│ 1000 usec +│ 1\.250x │ better 20\.0% │/);
     assert.match(

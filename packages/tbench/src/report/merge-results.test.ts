@@ -153,6 +153,30 @@ describe("merge", () => {
     assert.equal(merged.sources, 5);
   });
 
+  it("levels stay apart by mode and value; all stable stays stable; equal successes and errors make 50%", () => {
+    const run = (errors: number) =>
+      roundTrip(
+        toResultJson(
+          [
+            syntheticLevel({ value: 1, latenciesUs: [100, 100], errors: { "UNAVAILABLE (503)": errors } }),
+            syntheticLevel({ value: 2, latenciesUs: [100] }),
+          ],
+          {},
+          "t",
+        ),
+      );
+    const merged = mergeResults([run(2), run(2)]);
+    assert.deepEqual(
+      merged.levels.map((l) => [l.value, l.requestCount, l.stable]),
+      [
+        [1, 4, true],
+        [2, 2, true],
+      ],
+    );
+    assert.equal(merged.levels[0]!.errorRate, 0.5);
+    assert.throws(() => mergeResults([]), /^Error: merge needs at least one result$/);
+  });
+
   it("the worst status wins in the order ok < unstable < latency_threshold < error_rate < no_data < interrupted", () => {
     const order = ["ok", "unstable", "latency_threshold", "error_rate", "no_data", "interrupted"] as const;
     const run = (status: (typeof order)[number]) => {
@@ -186,8 +210,11 @@ describe("merge", () => {
       json.levels[0]!.latency.percentiles[String(p)] = 0;
       return json;
     };
-    const level = mergeResults([run(75), run(99.99)]).levels[0]!;
-    assert.deepEqual(Object.keys(level.latency.percentiles).map(Number), [50, 75, 90, 95, 99, 99.9, 99.99]);
+    const level = mergeResults([run(99.99), run(75), run(99.5)]).levels[0]!;
+    assert.deepEqual(
+      Object.keys(level.latency.percentiles).map(Number),
+      [50, 75, 90, 95, 99, 99.5, 99.9, 99.99],
+    );
     assert.ok(level.latency.percentiles["75"]! > 0, "read from the merged histogram");
   });
 
