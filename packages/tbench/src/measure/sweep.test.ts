@@ -108,6 +108,8 @@ describe("binary search (perf_analyzer's: start, end, then halves with integer d
     const range: SweepRange = { mode: "request_rate", start: 1, end: 1.000004, step: 1e-9 };
     const judge = (value: number): LevelStatus => (value <= 1.000001 ? "ok" : "latency_threshold");
     assert.deepEqual(await visited(range, judge, { binarySearch: true }), [1, 1.000004, 1.000002, 1.000001]);
+    // Concurrency halves by integer division: with a step under 1 the middle falls onto the lower bound.
+    assert.deepEqual(await visited(concurrency(1, 4, 0.5), passUpTo(1), { binarySearch: true }), [1, 4, 2]);
   });
 
   it("an interrupt stops the search after the level being measured", async () => {
