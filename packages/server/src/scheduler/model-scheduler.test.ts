@@ -636,6 +636,6 @@ describe("dynamic batcher on a fake clock", () => {
     assert.deepEqual(a.outputs[0]?.shape, [1, 1]);
     assert.deepEqual(bytesDataToStrings(a.outputs[0]?.data as BytesData), ["5.000000:0:cat"]);
     assert.equal(b.outputs[0]?.datatype, "FP32");
-    assert.deepEqual([...(b.outputs[0]?.data as Float32Array)], [6, 6]);
+    assert.deepEqual([...(b.outputs[0]!.data as Float32Array)], [6, 6]);
   });
 });
