@@ -7,6 +7,11 @@ import { captureStream, startTuneServer, type TuneServer } from "../testing/tune
 
 /** Short windows and loose stability: these tests check behaviour, not figures. */
 const FAST = ["-p", "300", "-s", "50", "-r", "4", "--concurrency", "1"];
+/** Batching off and on at one delay and one instance, under a budget every config meets. */
+const SMALL_SPACE = [
+  ...["-m", "heavy", "--batching", "off,on", "--max-queue-delay-us", "500"],
+  ...["--instance-count", "1", "--latency-budget", "p95:1s"],
+];
 
 async function tune(server: TuneServer, args: string[]) {
   const stdout = captureStream();
@@ -75,21 +80,7 @@ describe("tbench tune: faults and bad input", { timeout: 60_000 }, () => {
   });
 
   it("--max-runs: the configs past it are listed as not run", async () => {
-    const run = await tune(server, [
-      "-m",
-      "heavy",
-      "--batching",
-      "off,on",
-      "--max-queue-delay-us",
-      "500",
-      "--instance-count",
-      "1",
-      "--latency-budget",
-      "p95:1s",
-      "--max-runs",
-      "1",
-      ...FAST,
-    ]);
+    const run = await tune(server, [...SMALL_SPACE, "--max-runs", "1", ...FAST]);
     assert.match(run.stdout, /on delay=500us inst=1 .*skipped: not run \(--max-runs\)/);
     assert.match(run.stdout, /off inst=1 .*│ met/);
   });
@@ -103,21 +94,7 @@ describe("tbench tune: faults and bad input", { timeout: 60_000 }, () => {
       await doomed.server.close();
     })();
     try {
-      const run = await tune(doomed, [
-        "-m",
-        "heavy",
-        "--batching",
-        "off,on",
-        "--max-queue-delay-us",
-        "500",
-        "--instance-count",
-        "1",
-        "--latency-budget",
-        "p95:1s",
-        "--restore-timeout",
-        "1s",
-        ...FAST,
-      ]);
+      const run = await tune(doomed, [...SMALL_SPACE, "--restore-timeout", "1s", ...FAST]);
       await watcher;
       assert.equal(run.code, 1);
       assert.match(run.stderr, /could not restore the original config of 'heavy'/);
