@@ -5,7 +5,8 @@
 //      in-process limit: onnxruntime-node running the same file at batch 16 / 32 in this process;
 //   2. `heavy_nobatch` and `heavy` at c=16 against the naive server (naive-server.mjs) on the same file;
 //   3. server CPU per `simple` request (process CPU from /proc over the run / requests), JSON and binary,
-//      against a bare node:http handler that reads the same body and writes the same answer;
+//      against a bare node:http handler that reads the same body and writes the same answer, and the floor
+//      under that ratio: the bare handler plus one in-process `session.run()` of `simple`;
 //   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must stay where it was.
 // Target 4 (tbench vs wrk, the client vs raw undici) is measured by bench:tbench and bench:client.
 // Writes bench-results/server-efficiency.{json,md}.
@@ -30,6 +31,7 @@ import {
 import { type EfficiencyRound, efficiencyMarkdown, summarize } from "./efficiency-report.js";
 import { answerOf, type BenchRequest, heavyRequest, simpleRequest } from "./efficiency-requests.js";
 import { createInProcessLimit } from "./in-process-limit.js";
+import { createInProcessRunCpu } from "./in-process-run-cpu.js";
 import { readCpu } from "./process-cpu.js";
 
 const options = benchOptions();
@@ -106,6 +108,8 @@ const CASES: readonly BenchCase[] = [
   },
 ];
 const LIMIT_BATCHES = [16, 32] as const;
+/** In-process runs of `simple` per round for the floor of target 3 (about 0.2 s of CPU). */
+const FLOOR_RUNS = QUICK ? 500 : 5000;
 
 async function main(): Promise<void> {
   const wrkVersion = findWrk();
@@ -120,6 +124,7 @@ async function main(): Promise<void> {
     intraOpThreads: 1,
     interOpThreads: 1,
   });
+  const runCpu = await createInProcessRunCpu(join(ROOT, "examples/models/simple/1/model.onnx"), 16);
   try {
     const tbench = await spawnTbenchServer(["heavy", "heavy_nobatch", "simple"]);
     servers.set("tbench", tbench);
@@ -140,6 +145,7 @@ async function main(): Promise<void> {
         if (step === "in-process limit") {
           for (const batch of LIMIT_BATCHES)
             result.limit[batch] = await limit.measure(batch, MEASURE_S * 1000);
+          result.simpleRunCpuUs = await runCpu.measure(FLOOR_RUNS);
           continue;
         }
         const c = CASES.find((x) => x.id === step)!;
@@ -184,6 +190,7 @@ async function main(): Promise<void> {
   } finally {
     for (const server of servers.values()) await server.close();
     await limit.close();
+    await runCpu.close();
     await rm(work, { recursive: true, force: true });
   }
 }
