@@ -46,6 +46,30 @@ export interface ExchangeRequest {
   readonly body: Buffer | string | null;
 }
 
+/**
+ * undici's original handler API, the part an exchange implements and a dispatcher calls: undici's own
+ * Dispatcher and the wire pool (wire-pool.ts) both call it the same way.
+ */
+export interface ExchangeHandler {
+  /** The request is on a connection; `abort(error)` cancels it there. */
+  onConnect(abort: (error?: Error) => void): void;
+  /** Status and headers as raw (name, value, ...) Buffers; false asks the dispatcher to pause. */
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+  /** A piece of the body; false asks the dispatcher to pause. */
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: string[] | null): void;
+  onError(error: Error): void;
+}
+
+/** What an exchange is sent through: an undici Dispatcher, or the wire pool. */
+export interface ExchangeDispatcher {
+  dispatch(request: ExchangeRequest, handler: ExchangeHandler): boolean;
+  /** Graceful: requests queued and in flight finish first. */
+  close(): Promise<void>;
+  /** Forceful: requests queued and in flight fail with `error`. */
+  destroy(error: Error | null): Promise<void>;
+}
+
 const EMPTY = Buffer.alloc(0);
 
 /** What the transport's list of calls in flight needs of an exchange, whatever its result type. */
@@ -73,7 +97,7 @@ export type Settle<T, A> = (response: RawResponse, arg: A) => T | Promise<T>;
  * rejects with an InferenceError (or what `settle` throws).
  */
 export class Exchange<T = RawResponse, A = undefined>
-  implements Dispatcher.DispatchHandler, InflightExchange
+  implements Dispatcher.DispatchHandler, ExchangeHandler, InflightExchange
 {
   readonly timeoutMs: number | undefined;
   readonly #request: ExchangeRequest;
@@ -121,7 +145,7 @@ export class Exchange<T = RawResponse, A = undefined>
   }
 
   /** Dispatches the request; the promise settles once. */
-  start(dispatcher: Dispatcher): Promise<T> {
+  start(dispatcher: ExchangeDispatcher): Promise<T> {
     const promise = new Promise<T>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;

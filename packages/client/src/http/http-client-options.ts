@@ -51,7 +51,15 @@ export interface HttpClientOptions {
   backoff?: Partial<BackoffOptions>;
   /** An undici Dispatcher to send through instead of the client's own pool (tests, custom agents); not closed by the client. */
   dispatcher?: Dispatcher;
+  /**
+   * The HTTP/1.1 engine of the client's own pool: "undici" (default, an undici Pool) or "wire" (the
+   * client's minimal keep-alive pool, wire-pool.ts: cheaper per request; no proxy, no HTTP/2, no pipelining).
+   */
+  engine?: HttpEngine;
 }
+
+/** The engines of {@link HttpClientOptions.engine}. */
+export type HttpEngine = "undici" | "wire";
 
 /** The validated, defaulted, frozen options. */
 export interface ResolvedHttpClientOptions {
@@ -71,6 +79,7 @@ export interface ResolvedHttpClientOptions {
   readonly retryInfer: boolean;
   readonly backoff: Readonly<BackoffOptions>;
   readonly dispatcher: Dispatcher | undefined;
+  readonly engine: HttpEngine;
 }
 
 const positiveMs = z.number().int().positive();
@@ -102,6 +111,7 @@ const schema = z.strictObject({
       error: "expected an undici Dispatcher",
     })
     .optional(),
+  engine: z.enum(["undici", "wire"]).optional(),
 });
 
 function describe(value: unknown): string {
@@ -139,6 +149,12 @@ export function resolveHttpClientOptions(options: HttpClientOptions): ResolvedHt
     );
   }
   const o = parsed.data;
+  if (o.engine === "wire" && (o.proxy !== undefined || o.dispatcher !== undefined)) {
+    const given = o.proxy !== undefined ? "proxy" : "dispatcher";
+    throw new InvalidArgumentError(
+      `createHttpClient: option 'engine' "wire" cannot be used with '${given}' (the wire engine connects directly and is its own pool); drop '${given}' or use engine "undici"`,
+    );
+  }
   const url = new URL(o.url);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
@@ -165,6 +181,7 @@ export function resolveHttpClientOptions(options: HttpClientOptions): ResolvedHt
       ...(stripUndefined(o.backoff ?? {}) as Partial<BackoffOptions>),
     }),
     dispatcher: o.dispatcher,
+    engine: o.engine ?? "undici",
   });
 }
 

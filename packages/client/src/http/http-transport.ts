@@ -4,7 +4,7 @@
  * drains, destroy() fails calls in flight with ClientClosedError.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Dispatcher, Pool, ProxyAgent } from "undici";
+import { Pool, ProxyAgent } from "undici";
 import {
   AbortedError,
   ClientClosedError,
@@ -13,17 +13,31 @@ import {
   UnavailableError,
 } from "../errors.js";
 import { isRetryable, parseRetryAfterMs, retryDelayMs } from "../retry-policy.js";
-import { Exchange, type ExchangeRequest, type InflightExchange, type Settle } from "./exchange.js";
+import {
+  Exchange,
+  type ExchangeDispatcher,
+  type ExchangeRequest,
+  type InflightExchange,
+  type Settle,
+} from "./exchange.js";
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
 import { InflightList } from "./inflight-list.js";
 import type { RawResponse } from "./raw-response.js";
+import { createWirePool } from "./wire-pool.js";
 
 /** HTTP statuses that mean "try again later". */
 function isUnavailableStatus(status: number): boolean {
   return status === 503 || status === 429 || status === 502;
 }
 
-function createDispatcher(o: ResolvedHttpClientOptions): Dispatcher {
+function createDispatcher(o: ResolvedHttpClientOptions): ExchangeDispatcher {
+  if (o.engine === "wire") {
+    return createWirePool(o.origin, {
+      connections: o.connections,
+      connectTimeoutMs: o.connectTimeoutMs,
+      tls: o.tls,
+    });
+  }
   const connect = { timeout: o.connectTimeoutMs, ...(o.tls ?? {}) };
   if (o.proxy !== undefined) {
     return new ProxyAgent({ uri: o.proxy, connections: o.connections, requestTls: connect, connect });
@@ -42,7 +56,7 @@ export interface SendPolicy {
 /** The HTTP transport under the client. */
 export class HttpTransport {
   readonly options: ResolvedHttpClientOptions;
-  readonly #dispatcher: Dispatcher;
+  readonly #dispatcher: ExchangeDispatcher;
   readonly #owned: boolean;
   readonly #inflight = new InflightList<InflightExchange>();
   #closed = false;
