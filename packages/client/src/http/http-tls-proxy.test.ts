@@ -1,5 +1,5 @@
 // TLS (server verification and mTLS, with certificates made by openssl for this test) and an HTTP proxy
-// (a node:http CONNECT tunnel), on 127.0.0.1:0.
+// (a node:http CONNECT tunnel), on 127.0.0.1:0. TLS runs on both HTTP engines (undici's Pool, the wire pool).
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -94,44 +94,52 @@ async function startTlsServer(requestCert: boolean) {
   };
 }
 
-describe("TLS", { skip: noOpenssl }, () => {
-  test("verifies the server against the given CA; an unknown CA is a ConnectionError", async () => {
-    const server = await startTlsServer(false);
-    const trusted = createHttpClient({ url: server.url, tls: { ca: pem("ca.pem") } });
-    const untrusted = createHttpClient({ url: server.url, maxRetries: 0 });
-    try {
-      assert.equal(await trusted.isServerLive(), true);
-      await assert.rejects(untrusted.isServerLive(), ConnectionError);
-    } finally {
-      await trusted.close();
-      await untrusted.close();
-      await server.close();
-    }
-  });
-
-  test("mTLS: the client certificate reaches the server; servername is used for verification", async () => {
-    const server = await startTlsServer(true);
-    const client = createHttpClient({
-      url: server.url,
-      tls: {
-        ca: pem("ca.pem"),
-        cert: pem("client.pem"),
-        key: pem("client.key"),
-        servername: "inference.test",
-      },
+for (const engine of ["undici", "wire"] as const) {
+  describe(`TLS, engine ${engine}`, { skip: noOpenssl }, () => {
+    test("verifies the server against the given CA; an unknown CA is a ConnectionError", async () => {
+      const server = await startTlsServer(false);
+      const trusted = createHttpClient({ url: server.url, tls: { ca: pem("ca.pem") }, engine });
+      const untrusted = createHttpClient({ url: server.url, maxRetries: 0, engine });
+      try {
+        assert.equal(await trusted.isServerLive(), true);
+        await assert.rejects(untrusted.isServerLive(), ConnectionError);
+      } finally {
+        await trusted.close();
+        await untrusted.close();
+        await server.close();
+      }
     });
-    const without = createHttpClient({ url: server.url, tls: { ca: pem("ca.pem") }, maxRetries: 0 });
-    try {
-      assert.equal(await client.isServerLive(), true);
-      assert.deepEqual(server.seen.at(-1), { authorized: true, cn: "client" });
-      await assert.rejects(without.isServerLive(), ConnectionError);
-    } finally {
-      await client.close();
-      await without.close();
-      await server.close();
-    }
+
+    test("mTLS: the client certificate reaches the server; servername is used for verification", async () => {
+      const server = await startTlsServer(true);
+      const client = createHttpClient({
+        url: server.url,
+        tls: {
+          ca: pem("ca.pem"),
+          cert: pem("client.pem"),
+          key: pem("client.key"),
+          servername: "inference.test",
+        },
+        engine,
+      });
+      const without = createHttpClient({
+        url: server.url,
+        tls: { ca: pem("ca.pem") },
+        maxRetries: 0,
+        engine,
+      });
+      try {
+        assert.equal(await client.isServerLive(), true);
+        assert.deepEqual(server.seen.at(-1), { authorized: true, cn: "client" });
+        await assert.rejects(without.isServerLive(), ConnectionError);
+      } finally {
+        await client.close();
+        await without.close();
+        await server.close();
+      }
+    });
   });
-});
+}
 
 describe("proxy", () => {
   test("calls go through the proxy (CONNECT tunnel) to the server", async () => {

@@ -217,8 +217,9 @@ export class Http1ResponseParser {
     const rawHeaders: Buffer[] = [];
     for (let p = lineEnd + 2; p < headEnd; ) {
       const end = data.indexOf(CR, p);
-      if (data[end + 1] !== LF)
-        return this.#fail(malformed("a header line not ended by CRLF", "LF_EXPECTED"));
+      if (data[end + 1] !== LF || data.indexOf(LF, p) !== end + 1) {
+        return this.#fail(malformed("a header line not ended by CRLF, or with a bare LF", "LF_EXPECTED"));
+      }
       if (isSpace(data[p])) return this.#fail(malformed("a folded header line", "INVALID_HEADER_TOKEN"));
       const colon = data.indexOf(0x3a, p);
       if (colon <= p || colon > end || isSpace(data[colon - 1])) {
