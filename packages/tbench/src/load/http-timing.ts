@@ -16,7 +16,7 @@ export interface HttpTimingTotals {
   requestNs: number;
 }
 
-/** Sums HTTP timings from undici's diagnostics channels for a sample of the load's own requests. */
+/** Sums HTTP timings from the client's diagnostics channels for a sample of the load's own requests. */
 export interface HttpTiming {
   swap(): HttpTimingTotals;
   close(): void;
@@ -52,10 +52,10 @@ function isLoadRequest(request: UndiciRequest): boolean {
 }
 
 /**
- * Times a sample of the load's requests through undici's `undici:request:*` diagnostics channels (this
- * thread only): `@tbench/client` sends over undici, and the channels see each request's phases without any
- * change to the client. A request's send time runs from its creation to `bodySent`, its receive time from
- * `headers` to `trailers`.
+ * Times a sample of the load's requests through the HTTP client's diagnostics channels (this thread only):
+ * undici's `undici:request:*` and the wire engine's `tbench:http:request:*` (the engine tbench's own clients
+ * use), which see each request's phases without any change to the client. A request's send time runs from
+ * its creation to `bodySent`, its receive time from `headers` to `trailers`.
  *
  * Why a sample: timing every request (a clock read and a WeakMap lookup at each of four phases, path
  * checks, an entry object) cost about 1.5-2 µs of CPU per request, 10-20% of tbench's rate against a
@@ -115,13 +115,18 @@ export function createHttpTiming(options: HttpTimingOptions = {}): HttpTiming {
     sentMs = now;
     headersMs = now;
   };
-  const channels: [string, (message: unknown) => void][] = [
-    ["undici:request:create", onCreate],
-    ["undici:request:bodySent", onBodySent],
-    ["undici:request:headers", onHeaders],
-    ["undici:request:trailers", onTrailers],
-    ["undici:request:error", onError],
+  const phases: [string, (message: unknown) => void][] = [
+    ["create", onCreate],
+    ["bodySent", onBodySent],
+    ["headers", onHeaders],
+    ["trailers", onTrailers],
+    ["error", onError],
   ];
+  // Both HTTP engines of @tbench/client publish the same phases: undici's Pool on `undici:request:*`, the
+  // wire pool on `tbench:http:request:*`. A request is seen on one set only, so one set of handlers serves.
+  const channels = ["undici:request:", "tbench:http:request:"].flatMap((prefix) =>
+    phases.map(([phase, handler]) => [`${prefix}${phase}`, handler] as const),
+  );
   for (const [name, handler] of channels) subscribe(name, handler);
 
   return {
