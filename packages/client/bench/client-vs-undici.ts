@@ -5,7 +5,8 @@
 // Issue 16's target: client infer calls >= 0.95x raw undici `Pool.dispatch()` with the same bytes (a handler
 // that only waits for the end: the floor under any undici-based client), as a rate; for the 1 MiB case the
 // rate of one connection is 1 / p50, so the figure is dispatch p50 / client p50. `Pool.request()` reading
-// the body is shown beside it. Rounds rotate the contenders' order; ratios are medians of per-round ratios.
+// the body is shown beside it, and the client's calls on its wire engine (its own HTTP/1.1 pool) below
+// them, judged the same way. Rounds rotate the contenders' order; ratios are medians of per-round ratios.
 // Writes bench-results/client.{json,md}. Run: npm run bench:client
 //   --quick or BENCH_QUICK=1: a short smoke run, written under the system's temporary folder unless
 //   --out DIR / BENCH_RESULTS_DIR says where.
@@ -35,13 +36,18 @@ const SMALL_ROUND_MS = QUICK ? 200 : 1000;
 /** Issue 16: the client's call rate >= 0.95x raw undici dispatch's, small and 1 MiB tensors. */
 const TARGET = 0.95;
 
-const CONTENDERS = ["dispatch", "request", "infer", "prepared"] as const;
+const CONTENDERS = ["dispatch", "request", "infer", "prepared", "wireInfer", "wirePrepared"] as const;
+/** The client's rows, each judged against raw undici dispatch. */
+const CLIENT_ROWS = ["infer", "prepared", "wireInfer", "wirePrepared"] as const;
+type ClientRow = (typeof CLIENT_ROWS)[number];
 type Contender = (typeof CONTENDERS)[number];
 const LABELS: Record<Contender, string> = {
   dispatch: "raw undici `Pool.dispatch()`",
   request: "raw undici `Pool.request()`",
   infer: "`client.infer()`",
   prepared: "`prepareInfer().send()`",
+  wireInfer: '`client.infer()`, engine "wire"',
+  wirePrepared: '`prepareInfer().send()`, engine "wire"',
 };
 
 function request(elements: number): InferRequest {
@@ -105,6 +111,7 @@ async function main(): Promise<void> {
   const server = await spawnServer(["identity_fp32"]);
   const pool = new Pool(server.url, { connections: 1 });
   const client = createHttpClient({ url: server.url, connections: 1, maxRetries: 0 });
+  const wireClient = createHttpClient({ url: server.url, connections: 1, maxRetries: 0, engine: "wire" });
   try {
     const contenders = async (req: InferRequest, check: (length: number) => void) => {
       const wire = rawOptions(
@@ -112,11 +119,15 @@ async function main(): Promise<void> {
         await captureRequest(server.url, (c) => c.prepareInfer("identity_fp32", req).send()),
       );
       const prepared = client.prepareInfer("identity_fp32", req);
+      const wirePrepared = wireClient.prepareInfer("identity_fp32", req);
       return {
         dispatch: rawDispatch(pool, wire),
         request: rawRequest(pool, wire, true),
         infer: async () => check((await client.infer("identity_fp32", req)).outputs[0]!.as("FP32").length),
         prepared: async () => check((await prepared.send()).outputs[0]!.as("FP32").length),
+        wireInfer: async () =>
+          check((await wireClient.infer("identity_fp32", req)).outputs[0]!.as("FP32").length),
+        wirePrepared: async () => check((await wirePrepared.send()).outputs[0]!.as("FP32").length),
       } satisfies PerContender<Call>;
     };
 
@@ -146,10 +157,14 @@ async function main(): Promise<void> {
       for (const c of rotate(CONTENDERS, round)) smallRates[c].push(await rateFor(small[c], SMALL_ROUND_MS));
     }
 
-    const largeVs = versus(largeP50.infer, largeP50, "lower");
-    const preparedLargeVs = versus(largeP50.prepared, largeP50, "lower");
-    const smallVs = versus(smallRates.infer, smallRates, "higher");
-    const preparedSmallVs = versus(smallRates.prepared, smallRates, "higher");
+    const largeVs = Object.fromEntries(
+      CLIENT_ROWS.map((c) => [c, versus(largeP50[c], largeP50, "lower")]),
+    ) as Record<ClientRow, ReturnType<typeof versus>>;
+    const smallVs = Object.fromEntries(
+      CLIENT_ROWS.map((c) => [c, versus(smallRates[c], smallRates, "higher")]),
+    ) as Record<ClientRow, ReturnType<typeof versus>>;
+    const rowOf = (all: Record<ClientRow, ReturnType<typeof versus>>, c: Contender) =>
+      (CLIENT_ROWS as readonly Contender[]).includes(c) ? all[c as ClientRow] : undefined;
     const environment = finishEnvironment();
     const result = {
       benchmark: "@tbench/client vs raw undici (dispatch and request), same bytes, one keep-alive connection",
@@ -161,8 +176,7 @@ async function main(): Promise<void> {
         p50MsPerRound: largeP50,
         p50Ms: perContender((c) => percentile(all[c], 50)),
         p99Ms: perContender((c) => percentile(all[c], 99)),
-        infer: largeVs,
-        prepared: preparedLargeVs,
+        ...largeVs,
         target: `client calls/s (1 / p50) >= ${TARGET} x raw undici dispatch's, per row`,
       },
       smallTensorRate: {
@@ -171,8 +185,7 @@ async function main(): Promise<void> {
         roundMs: SMALL_ROUND_MS,
         callsPerSecPerRound: smallRates,
         callsPerSec: perContender((c) => median(smallRates[c])),
-        infer: smallVs,
-        prepared: preparedSmallVs,
+        ...smallVs,
         target: `client calls/s >= ${TARGET} x raw undici dispatch's, per row`,
       },
     };
@@ -191,7 +204,8 @@ async function main(): Promise<void> {
         "client sends (captured through the client's `dispatcher` option), two ways: `Pool.dispatch()` with a " +
         "handler that only waits for the end (the floor under any undici-based client) and `Pool.request()` " +
         "reading the body with `arrayBuffer()`. The client also encodes (`infer()` only; `prepareInfer()` encodes " +
-        "once) and decodes the answer into typed outputs. Rounds rotate the order of the four contenders; ratios " +
+        "once) and decodes the answer into typed outputs; the wire rows are the same calls on the client's own " +
+        'HTTP/1.1 pool (`engine: "wire"`) instead of undici\'s. Rounds rotate the order of the contenders; ratios ' +
         'are medians of per-round ratios, and "strongest" divides by the faster raw contender of each round.',
       "",
       `## 1 MiB FP32 round trip (${LARGE_ROUNDS} rounds of ${LARGE_PER_ROUND} requests each)`,
@@ -201,7 +215,7 @@ async function main(): Promise<void> {
       ...CONTENDERS.map(
         (c) =>
           `| ${LABELS[c]} | ${f(result.largeRoundTrip.p50Ms[c])} | ${f(result.largeRoundTrip.p99Ms[c])} | ` +
-          `${row(c === "infer" ? largeVs : c === "prepared" ? preparedLargeVs : undefined)} |`,
+          `${row(rowOf(largeVs, c))} |`,
       ),
       "",
       `Target (issue 16): each client row's rate (1 / p50 on one connection) >= ${TARGET}x raw undici ` +
@@ -214,7 +228,7 @@ async function main(): Promise<void> {
       ...CONTENDERS.map(
         (c) =>
           `| ${LABELS[c]} | ${result.smallTensorRate.callsPerSec[c].toFixed(0)} | ` +
-          `${row(c === "infer" ? smallVs : c === "prepared" ? preparedSmallVs : undefined)} |`,
+          `${row(rowOf(smallVs, c))} |`,
       ),
       "",
       `Target (issue 16): each client row >= ${TARGET}x raw undici \`Pool.dispatch()\`'s calls/s.`,
@@ -224,6 +238,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${md}\nwrote ${paths.join(", ")}\n`);
   } finally {
     await client.close();
+    await wireClient.close();
     await pool.close();
     await server.close();
   }

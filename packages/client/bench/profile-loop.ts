@@ -1,16 +1,17 @@
 // A bare loop of client calls for profiling (not a benchmark result): 16 calls in flight against
 // tbench-server in a child process, for a few seconds, printing calls/s. Profile it with e.g.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof --conditions=source --import tsx \
-//     packages/client/bench/profile-loop.ts health|infer-binary|infer-json [seconds]
+//     packages/client/bench/profile-loop.ts health|infer-binary|infer-json [seconds] [undici|wire]
 import { createHttpClient } from "../src/index.js";
 import { spawnServer } from "./spawn-server.js";
 
 const target = process.argv[2] ?? "health";
 const seconds = Number(process.argv[3] ?? 5);
+const engine = process.argv[4] === "wire" ? "wire" : "undici";
 const IN_FLIGHT = 16;
 
 const server = await spawnServer(["identity_fp32"]);
-const client = createHttpClient({ url: server.url, connections: IN_FLIGHT, maxRetries: 0 });
+const client = createHttpClient({ url: server.url, connections: IN_FLIGHT, maxRetries: 0, engine });
 const binary = target === "infer-binary";
 const prepared = client.prepareInfer("identity_fp32", {
   inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: Float32Array.of(1.5) }],
@@ -34,6 +35,6 @@ await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 const rate = ((calls - before) / (performance.now() - t0)) * 1000;
 stop = true;
 await Promise.all(loops);
-process.stdout.write(`${target}: ${rate.toFixed(0)} calls/s\n`);
+process.stdout.write(`${target} (${engine}): ${rate.toFixed(0)} calls/s\n`);
 await client.close();
 await server.close();

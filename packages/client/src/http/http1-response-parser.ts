@@ -80,6 +80,8 @@ export class Http1ResponseParser {
   #inExtension = false;
   #sawCR = false;
   #lineLength = 0;
+  #lastKeepAlive: Buffer | null = null;
+  #lastKeepAliveMs: number | undefined = undefined;
   /** The server's `Keep-Alive: timeout=` hint of the last response, ms (undefined: none given). */
   keepAliveHintMs: number | undefined = undefined;
 
@@ -263,7 +265,12 @@ export class Http1ResponseParser {
             if (/(?:^|[\s,])close(?:$|[\s,])/.test(tokens)) keepAlive = false;
             else if (/(?:^|[\s,])keep-alive(?:$|[\s,])/.test(tokens)) keepAlive = true;
           } else if (isHeader(name, "keep-alive")) {
-            this.keepAliveHintMs = keepAliveHintMs(value.toString("latin1"));
+            // Servers repeat the same value on every answer: parsed once, compared after.
+            if (this.#lastKeepAlive === null || !value.equals(this.#lastKeepAlive)) {
+              this.#lastKeepAlive = Buffer.from(value);
+              this.#lastKeepAliveMs = keepAliveHintMs(value.toString("latin1"));
+            }
+            this.keepAliveHintMs = this.#lastKeepAliveMs;
           }
           break;
       }

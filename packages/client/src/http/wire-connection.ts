@@ -28,6 +28,8 @@ export interface WireConnectionOwner {
   onGone(connection: WireConnection): void;
   /** Its socket has closed (after onGone or onConnectFailed). */
   onSocketClosed(connection: WireConnection): void;
+  /** The handler aborted `request` (through the `abort` its onConnect got). */
+  abortRequest(request: WireRequest, error: Error): void;
 }
 
 /** How connections keep alive (undici's defaults and rules). */
@@ -94,7 +96,7 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
     this.#request = request;
     this.#written = false;
     request.carrier = this;
-    request.handler.onConnect(request.abort);
+    request.handler.onConnect(this.#abort);
     if (request.done) {
       this.#request = null;
       request.carrier = null;
@@ -208,6 +210,16 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
     this.socket.destroy();
     this.#owner.onConnectFailed(this, error);
   }
+
+  /**
+   * The `abort` handed to each request's onConnect: one function per connection, not a closure per request.
+   * It aborts the request on the connection now, so a handler must not call it once its request is over
+   * (an exchange never does: it calls it only while unsettled, and a completed request is settled).
+   */
+  readonly #abort = (error?: Error): void => {
+    const request = this.#request;
+    if (request !== null) this.#owner.abortRequest(request, error ?? new errors.RequestAbortedError());
+  };
 
   readonly #resume = (): void => {
     this.socket.resume();

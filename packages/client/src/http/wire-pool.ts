@@ -26,7 +26,7 @@ import {
   type WireConnectionSettings,
 } from "./wire-connection.js";
 import { wireChannels } from "./wire-diagnostics.js";
-import { bodyBytes, RequestHeadCache, WireRequest, type WireRequestOwner } from "./wire-request.js";
+import { bodyBytes, RequestHeadCache, WireRequest } from "./wire-request.js";
 
 /** Where to connect. */
 export interface WireTarget {
@@ -70,7 +70,7 @@ function defaultConnect(target: WireTarget, tls: Readonly<TlsOptions> | undefine
 }
 
 /** A keep-alive pool for one origin. */
-export class WirePool implements ExchangeDispatcher, WireRequestOwner, WireConnectionOwner {
+export class WirePool implements ExchangeDispatcher, WireConnectionOwner {
   readonly #target: WireTarget;
   readonly #tls: Readonly<TlsOptions> | undefined;
   readonly #connect: WireConnect;
@@ -138,7 +138,7 @@ export class WirePool implements ExchangeDispatcher, WireRequestOwner, WireConne
         request.headers,
         body === null ? -1 : body.length,
       );
-      wire = new WireRequest(this, request, handler, head, body);
+      wire = new WireRequest(request, handler, head, body);
     } catch (error) {
       handler.onError(error as Error);
       return false;

@@ -7,11 +7,6 @@
 import { errors } from "undici";
 import type { ExchangeHandler, ExchangeRequest } from "./exchange.js";
 
-/** Who decides what an abort does (the pool). */
-export interface WireRequestOwner {
-  abortRequest(request: WireRequest, error: Error): void;
-}
-
 /** The connection a request is on, as far as an abort needs it. */
 export interface WireRequestCarrier {
   /** Cancels `request` on the connection (the socket is ended if any of it was written). */
@@ -32,20 +27,8 @@ export class WireRequest {
   done = false;
   /** The connection carrying it, from onConnect until it is done. */
   carrier: WireRequestCarrier | null = null;
-  readonly #owner: WireRequestOwner;
-  /** The `abort` handed to the handler's onConnect. */
-  readonly abort = (error?: Error): void => {
-    this.#owner.abortRequest(this, error ?? new errors.RequestAbortedError());
-  };
 
-  constructor(
-    owner: WireRequestOwner,
-    request: ExchangeRequest,
-    handler: ExchangeHandler,
-    head: Buffer,
-    body: Buffer | null,
-  ) {
-    this.#owner = owner;
+  constructor(request: ExchangeRequest, handler: ExchangeHandler, head: Buffer, body: Buffer | null) {
     this.origin = request.origin;
     this.method = request.method;
     this.path = request.path;
