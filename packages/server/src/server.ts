@@ -10,7 +10,8 @@ import type { InferenceCore } from "./core/types.js";
 import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js";
 import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
-import { createHttpFrontEnd, type HttpFrontEnd } from "./http/http-server.js";
+import type { HttpFrontEnd } from "./http/http-server.js";
+import { startHttpFrontEnd } from "./http/http-threads.js";
 import type { HttpTlsOptions } from "./http/http-tls.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createLatencySummaries } from "./metrics/latency-summaries.js";
@@ -69,6 +70,12 @@ export interface ServerOptions extends InferenceCoreOptions {
   /** Most open HTTP connections (node:http maxConnections); one past it is closed unanswered. 0: none (default). */
   readonly httpMaxConnections?: number;
   /**
+   * `--http-thread-count`: threads serving HTTP, 1 to 64, all feeding this server's one core. Default 1
+   * (Triton's is 8 C++ threads; here each extra thread is a V8 isolate and a message hop per call). Each
+   * thread applies httpMaxConnections to its own connections.
+   */
+  readonly httpThreadCount?: number;
+  /**
    * Which per-model latency families the metrics endpoint publishes (`--metrics-config`): Triton's
    * counters by default; summaries with quantiles when asked. Summaries need the core this server creates.
    */
@@ -116,8 +123,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let metrics: MetricsServer | undefined;
   let grpc: GrpcFrontEnd | undefined;
   try {
-    http = await createHttpFrontEnd({
+    http = await startHttpFrontEnd({
       core,
+      ...(options.httpThreadCount !== undefined ? { threadCount: options.httpThreadCount } : {}),
       port: options.httpPort ?? DEFAULT_HTTP_PORT,
       address,
       maxInputSize: options.httpMaxInputSize ?? DEFAULT_HTTP_MAX_INPUT_SIZE,

@@ -93,16 +93,18 @@ test("every flag, repeatable --load-model, boolean flags with and without values
   assert.equal(logVerbose, 1);
 });
 
-test("--http-thread-count: Triton's flag is accepted without changing the options; a bad count is refused", () => {
+test("--http-thread-count: threads serving HTTP, 1 to 64; a bad count is refused", () => {
   const given = parse("--model-repository", "m", "--http-thread-count", "4");
-  assert.deepEqual(given.options, parse("--model-repository", "m").options);
-  assert.deepEqual(given.warnings, [
-    "--http-thread-count 4 is accepted but has no effect: one event loop serves HTTP and model instances run in their own threads",
-  ]);
-  assert.throws(
-    () => parse("--model-repository=m", "--http-thread-count=0"),
-    new CliUsageError("invalid --http-thread-count '0': expected a positive whole number"),
-  );
+  assert.equal(given.options?.httpThreadCount, 4);
+  assert.equal(given.warnings, undefined);
+  assert.equal(parse("--model-repository", "m").options?.httpThreadCount, undefined);
+  for (const bad of ["0", "65", "1.5"])
+    assert.throws(
+      () => parse("--model-repository=m", `--http-thread-count=${bad}`),
+      new CliUsageError(
+        `invalid --http-thread-count '${bad}': ${bad === "1.5" ? "expected a whole number" : "expected a number in the range 1 to 64"}`,
+      ),
+    );
 });
 
 test("--allow-grpc false serves no gRPC", () => {

@@ -19,6 +19,7 @@ import {
   DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   DEFAULT_HTTP_SEND_TIMEOUT_MS,
 } from "../http/http-server.js";
+import { MAX_HTTP_THREAD_COUNT } from "../http/http-threads.js";
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { DEFAULT_MAX_PENDING_REQUESTS } from "../lifecycle/create-inference-core.js";
@@ -148,7 +149,8 @@ const argsSchema = z.object({
   httpThreadCount: z.coerce
     .number({ error: "expected a whole number" })
     .int("expected a whole number")
-    .min(1, "expected a positive whole number")
+    .min(1, `expected a number in the range 1 to ${MAX_HTTP_THREAD_COUNT}`)
+    .max(MAX_HTTP_THREAD_COUNT, `expected a number in the range 1 to ${MAX_HTTP_THREAD_COUNT}`)
     .optional(),
   grpcInferThreadCount: z.coerce
     .number({ error: "expected a whole number" })
@@ -336,7 +338,8 @@ function createProgram(): Command {
     )
     .option(
       "--http-thread-count <n>",
-      "Triton's flag (default 8), accepted; no effect (one event loop serves HTTP: see the README)",
+      `threads serving HTTP, 1 to ${MAX_HTTP_THREAD_COUNT}, all feeding one core (default 1; Triton's is 8 C++ ` +
+        "threads, here each extra thread is a V8 isolate and a message hop per request: see the README)",
     )
     .option(
       "--grpc-infer-thread-count <n>",
@@ -489,16 +492,8 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
           key: readPem("--http-ssl-key", a.httpSslKey),
         })
       : undefined;
-  const warnings =
-    a.httpThreadCount === undefined
-      ? []
-      : [
-          `--http-thread-count ${a.httpThreadCount} is accepted but has no effect: one event loop serves HTTP ` +
-            "and model instances run in their own threads",
-        ];
   return {
     logVerbose,
-    ...(warnings.length > 0 ? { warnings } : {}),
     options: Object.freeze({
       modelRepository: a.modelRepository,
       httpPort: a.httpPort,
@@ -521,6 +516,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       httpRequestTimeoutMs: a.httpRequestTimeoutMs,
       httpSendTimeoutMs: a.httpSendTimeoutMs,
       httpMaxConnections: a.httpMaxConnections,
+      ...(a.httpThreadCount !== undefined ? { httpThreadCount: a.httpThreadCount } : {}),
       maxPendingRequests: a.maxPendingRequests,
       maxBytesTensorElements: a.maxBytesTensorElements,
       disableAutoCompleteConfig: a.disableAutoCompleteConfig,

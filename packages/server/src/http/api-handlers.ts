@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ServerError } from "../core/server-error.js";
-import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
+import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest, HttpError } from "./http-error.js";
 import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
@@ -88,7 +88,7 @@ export async function handleApiRequest(
 }
 
 async function serveApiRequest(
-  core: InferenceCore,
+  core: FrontEndCore,
   route: Route,
   req: IncomingMessage,
   res: ServerResponse,
@@ -96,29 +96,33 @@ async function serveApiRequest(
 ): Promise<void> {
   switch (route.kind) {
     case "health-live":
-      sendEmpty(res, core.isLive() ? 200 : 400);
+      sendEmpty(res, (await core.isLive()) ? 200 : 400);
       return;
     case "health-ready":
-      sendEmpty(res, core.isReady() ? 200 : 400);
+      sendEmpty(res, (await core.isReady()) ? 200 : 400);
       return;
     case "server-metadata":
-      sendJson(res, 200, JSON.stringify(core.serverMetadata()));
+      sendJson(res, 200, JSON.stringify(await core.serverMetadata()));
       return;
     case "model-metadata":
-      sendJson(res, 200, JSON.stringify(core.modelMetadata(route.model, route.version)));
+      sendJson(res, 200, JSON.stringify(await core.modelMetadata(route.model, route.version)));
       return;
     case "model-ready":
-      if (core.isModelReady(route.model, route.version)) sendEmpty(res, 200);
+      if (await core.isModelReady(route.model, route.version)) sendEmpty(res, 200);
       else sendError(res, 400, "Model version not ready");
       return;
     case "model-config":
-      sendJson(res, 200, JSON.stringify(core.modelConfig(route.model, route.version)));
+      sendJson(res, 200, JSON.stringify(await core.modelConfig(route.model, route.version)));
       return;
     case "model-stats":
-      sendJson(res, 200, JSON.stringify({ model_stats: core.modelStatistics(route.model, route.version) }));
+      sendJson(
+        res,
+        200,
+        JSON.stringify({ model_stats: await core.modelStatistics(route.model, route.version) }),
+      );
       return;
     case "all-stats":
-      sendJson(res, 200, JSON.stringify({ model_stats: core.modelStatistics() }));
+      sendJson(res, 200, JSON.stringify({ model_stats: await core.modelStatistics() }));
       return;
     case "repository-index": {
       const body = await readJsonBody(req, maxInputSize);

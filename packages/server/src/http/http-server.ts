@@ -16,8 +16,8 @@ import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
-import type { InferenceCore } from "../core/types.js";
 import { handleApiRequest } from "./api-handlers.js";
+import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
@@ -29,7 +29,8 @@ import { matchRoute, methodAllowed } from "./router.js";
 
 /** Options of createHttpFrontEnd. */
 export interface HttpFrontEndOptions {
-  readonly core: InferenceCore;
+  /** The main thread's InferenceCore, or a front-end thread's proxy to it (http-threads.ts). */
+  readonly core: FrontEndCore;
   /** 0 picks a free port. */
   readonly port: number;
   readonly address: string;
@@ -52,6 +53,11 @@ export interface HttpFrontEndOptions {
   readonly restrictedApis?: RestrictedApis;
   /** `--http-ssl-cert` / `--http-ssl-key` (ours, Triton has none): serve HTTPS. Default: plain HTTP. */
   readonly tls?: HttpTlsOptions;
+  /**
+   * A front-end thread's own handle on the main thread's listening socket (http-threads.ts): listened on
+   * instead of binding `address`:`port`, which then only name the endpoint.
+   */
+  readonly listenHandle?: object;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -72,6 +78,14 @@ export interface HttpFrontEnd {
   pendingResponseBytes(): number;
 }
 
+/** One thread's front end, with what http-threads.ts needs to run more of them. */
+export interface HttpFrontEndThread extends HttpFrontEnd {
+  /** The listening socket's file descriptor (what front-end threads dup). */
+  readonly listeningFd: number | undefined;
+  /** Requests this thread has received. */
+  requestsServed(): number;
+}
+
 /** Requests in progress on a socket, kept on the socket itself (no per-request map lookups). */
 const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
@@ -79,17 +93,18 @@ const RESPONSE = Symbol("tbench.response");
 type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
 
 /** How long close() waits for in-flight requests before cutting connections. */
-const CLOSE_GRACE_MS = 30_000;
+export const CLOSE_GRACE_MS = 30_000;
 /** How long a refused body may keep streaming in (discarded) before the connection is cut. */
 const DISCARD_GRACE_MS = 2_000;
 
 /** Starts the HTTP front end and resolves once it listens. */
-export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<HttpFrontEnd> {
+export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<HttpFrontEndThread> {
   const { core, maxInputSize, logger } = options;
   const sockets = new Set<TrackedSocket>();
   let closing = false;
   /** Requests received and not yet answered, on every connection. */
   let inFlight = 0;
+  let served = 0;
   /** Set by close(): stops listening once nothing is in flight. */
   let onDrained: (() => void) | undefined;
   let server: Server;
@@ -152,6 +167,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     const socket = req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
     inFlight++;
+    served++;
     socket[RESPONSE] = res;
     res.on("close", onResponseClose);
     if (closing) res.setHeader("Connection", "close");
@@ -223,16 +239,20 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   });
   // The last summary is written when the server has closed.
   server.once("close", () => rejections.close());
-  const { port, baseUrl } = await listen(server, options.port, options.address);
+  const { port, baseUrl } = await listen(server, options.port, options.address, options.listenHandle);
   const url = options.tls === undefined ? baseUrl : baseUrl.replace(/^http:/, "https:");
-  logger.info(
-    `Started HTTPService at ${options.address}:${port}${options.tls === undefined ? "" : " (HTTPS)"}`,
-  );
+  // Front-end threads share the main thread's endpoint, which it announces.
+  if (options.listenHandle === undefined)
+    logger.info(
+      `Started HTTPService at ${options.address}:${port}${options.tls === undefined ? "" : " (HTTPS)"}`,
+    );
 
   let closed: Promise<void> | undefined;
   return {
     url,
     port,
+    listeningFd: (server as unknown as { _handle?: { fd?: number } })._handle?.fd,
+    requestsServed: () => served,
     pendingResponseBytes() {
       let bytes = 0;
       for (const socket of sockets) bytes += socket.writableLength;

@@ -5,9 +5,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Cancellation } from "../core/cancel-signal.js";
-import type { InferenceCore } from "../core/types.js";
 import { readBody } from "./body-reader.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
+import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest } from "./http-error.js";
 import { decodeInferRequest } from "./infer-request-decoder.js";
 import { encodeInferResponse } from "./infer-response-encoder.js";
@@ -41,7 +41,7 @@ function headerLengthOf(req: IncomingMessage, bodyLength: number): number {
 
 /** What the handlers share, created once per server. */
 export interface HandlerContext {
-  readonly core: InferenceCore;
+  readonly core: FrontEndCore;
   readonly maxInputSize: number;
   /** Most elements one BYTES input may have (--max-bytes-tensor-elements). */
   readonly maxBytesTensorElements: number;

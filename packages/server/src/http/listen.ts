@@ -12,14 +12,24 @@ export interface ListeningAddress {
   readonly baseUrl: string;
 }
 
-/** Starts `server` on `address`:`port` and resolves once it accepts connections. */
-export async function listen(server: Server, port: number, address: string): Promise<ListeningAddress> {
+/**
+ * Starts `server` on `address`:`port`, or on `handle` (a socket already listening there) when given, and
+ * resolves once it accepts connections.
+ */
+export async function listen(
+  server: Server,
+  port: number,
+  address: string,
+  handle?: object,
+): Promise<ListeningAddress> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, address, () => {
+    const listening = () => {
       server.off("error", reject);
       resolve();
-    });
+    };
+    if (handle === undefined) server.listen(port, address, listening);
+    else server.listen(handle, listening);
   });
   const bound = (server.address() as AddressInfo).port;
   const host = address.includes(":") ? `[${address}]` : address;

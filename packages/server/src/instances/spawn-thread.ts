@@ -1,6 +1,6 @@
 /**
- * Starts one of this package's thread bodies (instance-worker, webgpu-executor-worker) as a worker thread:
- * the `.ts` file under tsx (tests, dev), the `.js` file in dist.
+ * Starts one of this package's thread bodies (instance-worker, webgpu-executor-worker, http-thread-worker)
+ * as a worker thread: the `.ts` file under tsx (tests, dev), the `.js` file in dist.
  */
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,7 @@ const ownExtension = extname(fileURLToPath(import.meta.url));
  * a tiny bootstrap registers tsx inside the worker first, then imports the TypeScript body.
  */
 export function spawnThread(
-  body: "instance-worker" | "webgpu-executor-worker",
+  body: "instance-worker" | "webgpu-executor-worker" | "../http/http-thread-worker",
   workerData?: unknown,
 ): Worker {
   const url = new URL(`./${body}${ownExtension}`, import.meta.url);
