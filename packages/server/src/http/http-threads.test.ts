@@ -7,6 +7,7 @@
  * request sent after it on that kept-alive connection is then the front-end thread's too.
  */
 import assert from "node:assert/strict";
+import { closeSync, openSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
@@ -14,6 +15,7 @@ import { type RunningServer, startServer } from "../server.js";
 import { createFakeCore } from "../testing/fake-core.js";
 import { binaryBody, type RawResponse, rawRequest } from "../testing/raw-http-client.js";
 import { createRecordingLogger } from "../testing/test-fixtures.js";
+import { dupListeningSocket } from "./listening-socket-dup.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const RESTRICTED = { trace: { key: "tbench-admin", value: "yes" } } as const;
@@ -286,6 +288,25 @@ describe("HTTP front end in 2 threads: lifetimes", { timeout: 60_000 }, () => {
       await pinned.exited;
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("HTTP front end threads: refusals", () => {
+  test("a thread count out of range and an fd that is not a listening socket are refused, saying why", async () => {
+    const core = createFakeCore();
+    for (const httpThreadCount of [0, 65, 1.5])
+      await assert.rejects(
+        startServer({ core, modelRepository: REPOSITORY, httpPort: 0, metricsPort: false, httpThreadCount }),
+        new RangeError(`threadCount must be a whole number from 1 to 64, got ${httpThreadCount}`),
+      );
+    const fd = openSync("/dev/null", "r");
+    try {
+      await assert.rejects(dupListeningSocket(fd), {
+        message: `cannot dup the HTTP listening socket (fd ${fd}): listen EINVAL: invalid argument`,
+      });
+    } finally {
+      closeSync(fd);
     }
   });
 });
