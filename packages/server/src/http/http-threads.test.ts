@@ -15,6 +15,7 @@ import { type RunningServer, startServer } from "../server.js";
 import { createFakeCore } from "../testing/fake-core.js";
 import { binaryBody, type RawResponse, rawRequest } from "../testing/raw-http-client.js";
 import { createRecordingLogger } from "../testing/test-fixtures.js";
+import { createTestCertificates } from "../testing/tls-certificates.js";
 import { dupListeningSocket } from "./listening-socket-dup.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
@@ -131,7 +132,10 @@ const CLIENT = `
 const { workerData, parentPort } = require("node:worker_threads");
 const net = require("node:net");
 const flag = new Int32Array(workerData.flag);
-const socket = net.connect(workerData.port, "127.0.0.1");
+const socket =
+  workerData.ca === undefined
+    ? net.connect(workerData.port, "127.0.0.1")
+    : require("node:tls").connect({ port: Number(workerData.port), host: "127.0.0.1", ca: workerData.ca });
 let buffered = Buffer.alloc(0);
 let answered = 0;
 const take = () => {
@@ -160,12 +164,12 @@ socket.write(workerData.first);
 type ClientMessage = { head: string; body: string } | "closed";
 
 /** Opens a connection that the front-end thread (not this one) accepts, then sends `second` on it. */
-function pinnedToFrontEndThread(url: string, second: string) {
+function pinnedToFrontEndThread(url: string, second: string, ca?: Buffer) {
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const first = "GET /v2/pinned HTTP/1.1\r\nHost: x\r\n\r\n";
   const client = new Worker(CLIENT, {
     eval: true,
-    workerData: { port: new URL(url).port, flag: flag.buffer, first, second },
+    workerData: { port: new URL(url).port, flag: flag.buffer, first, second, ca },
   });
   // This thread cannot accept while it waits here: a wake-up means the other thread answered the 404.
   const woken = Atomics.wait(flag, 0, 0, 20_000);
@@ -273,6 +277,39 @@ describe("HTTP front end in 2 threads: lifetimes", { timeout: 60_000 }, () => {
     await closed;
     await pinned.exited;
     await assert.rejects(rawRequest(server.httpUrl, "/v2/health/live"), /ECONNREFUSED/);
+  });
+
+  test("HTTPS: the front-end thread serves with the same certificate", async () => {
+    const certs = createTestCertificates();
+    const core = createFakeCore();
+    const server = await startServer({
+      core,
+      modelRepository: REPOSITORY,
+      httpPort: 0,
+      metricsPort: false,
+      httpThreadCount: 2,
+      httpTls: { cert: certs.pem("server.pem"), key: certs.pem("server.key") },
+      logger: createRecordingLogger(),
+    });
+    try {
+      const pinned = pinnedToFrontEndThread(
+        server.httpUrl,
+        inferRequest(JSON.stringify(simple(8))),
+        certs.pem("ca.pem"),
+      );
+      assert.equal(
+        pinned.woken,
+        "ok",
+        "the front-end thread answered over TLS while the main thread was blocked",
+      );
+      const answer = await pinned.next();
+      assert.ok(answer !== "closed" && answer.head.startsWith("HTTP/1.1 200"), JSON.stringify(answer));
+      pinned.client.postMessage("disconnect");
+      await pinned.exited;
+    } finally {
+      await server.close();
+      certs.remove();
+    }
   });
 
   test("a client that goes away cancels its request in the core", async () => {
