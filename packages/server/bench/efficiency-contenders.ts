@@ -52,14 +52,18 @@ function spawnChild(
   });
 }
 
-/** tbench-server on the bundled repository with `models` loaded; HTTP only, on a free port. */
-export function spawnTbenchServer(models: readonly string[]): Promise<ChildServer> {
+/**
+ * tbench-server on the bundled repository with `models` loaded; HTTP only, on a free port, its front end in
+ * `httpThreads` threads (--http-thread-count).
+ */
+export function spawnTbenchServer(models: readonly string[], httpThreads = 1): Promise<ChildServer> {
   return spawnChild(
     [
       SERVER_BIN,
       ...["--model-repository", join(ROOT, "examples/models"), "--model-control-mode", "explicit"],
       ...models.flatMap((m) => ["--load-model", m]),
       ...["--http-port", "0", "--allow-grpc", "false", "--allow-metrics", "false"],
+      ...["--http-thread-count", String(httpThreads)],
     ],
     (output) => {
       const match = /Started HTTPService at (\S+)/.exec(output);

@@ -45,12 +45,31 @@ export interface TargetRow {
   perRound: number[];
 }
 
+/** One load at --http-thread-count 1 and 2: rates, their per-round ratio, CPU per request when read. */
+export interface HttpThreadsRow {
+  run: string;
+  one: Spread;
+  two: Spread;
+  ratio: number;
+  perRound: number[];
+  cpuOne?: Spread;
+  cpuTwo?: Spread;
+}
+
+/** The runs measured at 2 HTTP threads, by the id of the same run at 1 thread. */
+export const TWO_THREAD_RUNS: Readonly<Record<string, string>> = {
+  "simple json": "simple json, 2 HTTP threads",
+  "heavy c=32 json": "heavy c=32 json, 2 HTTP threads",
+};
+
 export interface EfficiencySummary {
   rates: Record<string, Spread>;
   limits: Record<number, Spread>;
   cpu: Record<string, { process: Spread; mainThread: Spread }>;
   /** CPU µs of one in-process `simple` run at batch 1. */
   simpleRunCpu: Spread;
+  /** The same load against the front end in 1 and in 2 HTTP threads (no target: the issue asks for both). */
+  httpThreads: HttpThreadsRow[];
   targets: TargetRow[];
 }
 
@@ -156,7 +175,21 @@ export function summarize(rounds: readonly EfficiencyRound[]): EfficiencySummary
     perRound: perRoundRatios(on, off),
   });
   const simpleRunCpu = spread(rounds.map((r) => r.simpleRunCpuUs ?? Number.NaN));
-  return { rates, limits, cpu, simpleRunCpu, targets };
+  const httpThreads = Object.entries(TWO_THREAD_RUNS)
+    .filter(([, two]) => ids.includes(two))
+    .map(([one, two]): HttpThreadsRow => {
+      const oneRates = ratesOf(rounds, one);
+      const twoRates = ratesOf(rounds, two);
+      return {
+        run: one,
+        one: spread(oneRates),
+        two: spread(twoRates),
+        ratio: medianRatio(twoRates, oneRates),
+        perRound: perRoundRatios(twoRates, oneRates),
+        ...(cpu[one] && cpu[two] ? { cpuOne: cpu[one].process, cpuTwo: cpu[two].process } : {}),
+      };
+    });
+  return { rates, limits, cpu, simpleRunCpu, httpThreads, targets };
 }
 
 const f0 = (n: number) => n.toFixed(0);
@@ -231,6 +264,21 @@ export function efficiencyMarkdown(input: EfficiencyReportInput): string {
       ([id, c]) => `| ${id} | ${spreadText(c.process)} | ${spreadText(c.mainThread)} |`,
     ),
     `| one in-process \`session.run()\` of simple, batch 1 (the benchmark's process, no server) | ${spreadText(summary.simpleRunCpu)} | - |`,
+    "",
+    "## The HTTP front end in 2 threads",
+    "",
+    "`--http-thread-count 2`: a second thread runs the same front end on its own descriptor of the listening " +
+      "socket and reaches the one core (scheduler, instances, statistics) in the main thread by message. No " +
+      "target; the issue asks for the figures at 1 and 2 threads. On this 2-core machine wrk, both front-end " +
+      "threads and the model instance share the two cores, so the second thread has no core of its own.",
+    "",
+    "| Run | 1 thread req/s | 2 threads req/s | 2 / 1, median (per round) | process CPU µs/request, 1 / 2 threads |",
+    "| --- | --- | --- | --- | --- |",
+    ...summary.httpThreads.map(
+      (t) =>
+        `| ${t.run} | ${spreadText(t.one)} | ${spreadText(t.two)} | ${f2(t.ratio)}x (${t.perRound.map(f2).join(", ")}) | ` +
+        `${t.cpuOne && t.cpuTwo ? `${spreadText(t.cpuOne)} / ${spreadText(t.cpuTwo)}` : "-"} |`,
+    ),
     "",
     "## Every round (req/s)",
     "",

@@ -7,7 +7,8 @@
 //   3. server CPU per `simple` request (process CPU from /proc over the run / requests), JSON and binary,
 //      against a bare node:http handler that reads the same body and writes the same answer, and the floor
 //      under that ratio: the bare handler plus one in-process `session.run()` of `simple`;
-//   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must stay where it was.
+//   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must stay where it was;
+// and, without a target, `simple` and `heavy` c=32 with the HTTP front end in 2 threads (--http-thread-count).
 // Target 4 (tbench vs wrk, the client vs raw undici) is measured by bench:tbench and bench:client.
 // Writes bench-results/server-efficiency.{json,md}.
 // Run: npm run bench:server   (smoke: BENCH_QUICK=1 npm run bench:server, or --quick)
@@ -42,7 +43,10 @@ const MEASURE_S = QUICK ? 1 : 4;
 /** Connections of the CPU-per-request runs: enough to keep the server busy, few enough to not queue. */
 const CPU_CONNECTIONS = 8;
 
-type ServerName = "tbench" | "naive" | "bare-json" | "bare-binary";
+/** The suffix of the runs against tbench-server with its HTTP front end in two threads. */
+const THREADS_2 = "2 HTTP threads";
+
+type ServerName = "tbench" | "tbench-2-threads" | "naive" | "bare-json" | "bare-binary";
 
 /** One measured run of a round. */
 export interface BenchCase {
@@ -93,6 +97,20 @@ const CASES: readonly BenchCase[] = [
     cpu: true,
   },
   {
+    id: `heavy c=32 json, ${THREADS_2}`,
+    server: "tbench-2-threads",
+    request: heavyRequest("heavy", "json"),
+    connections: 32,
+    cpu: false,
+  },
+  {
+    id: `simple json, ${THREADS_2}`,
+    server: "tbench-2-threads",
+    request: simpleRequest("json"),
+    connections: CPU_CONNECTIONS,
+    cpu: true,
+  },
+  {
     id: "bare json",
     server: "bare-json",
     request: simpleRequest("json"),
@@ -128,6 +146,7 @@ async function main(): Promise<void> {
   try {
     const tbench = await spawnTbenchServer(["heavy", "heavy_nobatch", "simple"]);
     servers.set("tbench", tbench);
+    servers.set("tbench-2-threads", await spawnTbenchServer(["heavy", "simple"], 2));
     servers.set("naive", await spawnNaiveServer("heavy_nobatch", "heavy_nobatch"));
     for (const encoding of ["json", "binary"] as const) {
       const answer = await answerOf(tbench.httpUrl, simpleRequest(encoding));
