@@ -37,7 +37,6 @@ const BODY_UNTIL_CLOSE = 7;
 const STOPPED = 8;
 
 const CRLFCRLF = Buffer.from("\r\n\r\n", "latin1");
-const HTTP1 = Buffer.from("HTTP/1.", "latin1");
 const CR = 13;
 const LF = 10;
 /** undici's default limit on a response head (Node's http.maxHeaderSize). */
@@ -55,6 +54,19 @@ function hexDigit(byte: number): number {
   const lower = byte | 0x20;
   if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
   return -1;
+}
+
+/** Whether `data` starts with "HTTP/1." (byte compares: Buffer.compare validates its offsets each call). */
+function isHttp1(data: Buffer): boolean {
+  return (
+    data[0] === 0x48 &&
+    data[1] === 0x54 &&
+    data[2] === 0x54 &&
+    data[3] === 0x50 &&
+    data[4] === 0x2f &&
+    data[5] === 0x31 &&
+    data[6] === 0x2e
+  );
 }
 
 function isSpace(byte: number | undefined): boolean {
@@ -195,7 +207,7 @@ export class Http1ResponseParser {
     if (
       lineEnd < 12 ||
       data[lineEnd + 1] !== LF ||
-      HTTP1.compare(data, 0, 7) !== 0 ||
+      !isHttp1(data) ||
       (data[7] !== 0x31 && data[7] !== 0x30) ||
       data[8] !== 0x20 ||
       (lineEnd > 12 && data[12] !== 0x20)
