@@ -83,6 +83,17 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
     this.#connectTimer = setTimeout(this.#onConnectTimeout, settings.connectTimeoutMs);
   }
 
+  /** Whether its connect timer is pending (for the pool's count of timers). */
+  get timing(): boolean {
+    return this.#connectTimer !== undefined;
+  }
+
+  #clearConnectTimer(): void {
+    if (this.#connectTimer === undefined) return;
+    clearTimeout(this.#connectTimer);
+    this.#connectTimer = undefined;
+  }
+
   /** Whether a request is on it. */
   get busy(): boolean {
     return this.#request !== null;
@@ -196,7 +207,7 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
     this.#parser.stop();
     this.socket.resume(); // a paused socket would never emit 'close'
     this.socket.destroy();
-    if (this.#connectTimer !== undefined) clearTimeout(this.#connectTimer);
+    this.#clearConnectTimer();
     if (this.#gone) return;
     this.#gone = true;
     if (this.#connected) this.#owner.onGone(this);
@@ -206,7 +217,7 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
   #failConnect(error: Error): void {
     if (this.#gone) return;
     this.#gone = true;
-    clearTimeout(this.#connectTimer);
+    this.#clearConnectTimer();
     this.socket.destroy();
     this.#owner.onConnectFailed(this, error);
   }
@@ -226,8 +237,7 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
   };
 
   readonly #onReady = (): void => {
-    clearTimeout(this.#connectTimer);
-    this.#connectTimer = undefined;
+    this.#clearConnectTimer();
     if (this.#gone) return;
     this.#connected = true;
     this.socket.setKeepAlive(true, 60_000);

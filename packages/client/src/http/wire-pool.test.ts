@@ -325,9 +325,28 @@ describe("aborts and lifetimes", () => {
     }
     await closed;
     assert.equal(p.openSockets, 0);
+    assert.equal(p.timers, 0);
     for (const socket of s.sockets) socket.destroy();
     while (handles().tcp > baseline.tcp + 1) await delay(5); // + the listening server
     assert.ok(handles().timers <= baseline.timers, "a timer outlived the pool");
+  });
+
+  test("timers: the idle sweep while a socket is idle, a connect timeout while connecting; none after close or destroy", async () => {
+    const s = await httpServer((_req, res) => res.end("ok"));
+    const p = createWirePool(s.url);
+    await send(p, { path: "/" });
+    assert.equal(p.timers, 1); // the sweep of idle sockets
+    await p.close();
+    assert.equal(p.timers, 0);
+    const baseline = handles().timers;
+    const connecting = createWirePool("http://192.0.2.1:80", { connect: () => new Socket() });
+    const call = assert.rejects(send(connecting, { path: "/" }), code("UND_ERR_DESTROYED"));
+    assert.equal(connecting.timers, 1);
+    assert.equal(handles().timers, baseline + 1);
+    await connecting.destroy(null);
+    await call;
+    assert.equal(connecting.timers, 0);
+    assert.equal(handles().timers, baseline);
   });
 
   test("destroy(): in-flight and queued requests fail (UND_ERR_DESTROYED, or the given error); sockets close", async () => {
@@ -336,6 +355,7 @@ describe("aborts and lifetimes", () => {
     const settled = Promise.allSettled([send(p, { path: "/1" }), send(p, { path: "/2" })]);
     while (s.sockets.size === 0) await delay(5);
     await p.destroy(null);
+    assert.equal(p.timers, 0);
     for (const r of await settled) assert.ok(r.status === "rejected" && code("UND_ERR_DESTROYED")(r.reason));
     assert.equal(p.openSockets, 0);
     const q = createWirePool(s.url, { connections: 1 });

@@ -124,6 +124,13 @@ export class WirePool implements ExchangeDispatcher, WireConnectionOwner {
     return this.#sockets;
   }
 
+  /** Timers pending now (connect timeouts, the idle sweep), for tests: none once closed. */
+  get timers(): number {
+    let n = this.#sweepTimer === undefined ? 0 : 1;
+    for (const connection of this.#live) if (connection.timing) n++;
+    return n;
+  }
+
   dispatch(request: ExchangeRequest, handler: ExchangeHandler): boolean {
     if (this.#closed) {
       handler.onError(this.#destroyed ? new errors.ClientDestroyedError() : new errors.ClientClosedError());
