@@ -28,6 +28,8 @@ export interface WireConnectionOwner {
   onGone(connection: WireConnection): void;
   /** Its socket has closed (after onGone or onConnectFailed). */
   onSocketClosed(connection: WireConnection): void;
+  /** Whether to write the request just put on `connection` later (then the pool calls its write()). */
+  deferWrite(connection: WireConnection): boolean;
   /** The handler aborted `request` (through the `abort` its onConnect got). */
   abortRequest(request: WireRequest, error: Error): void;
 }
@@ -62,7 +64,7 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
   readonly #settings: WireConnectionSettings;
   readonly #parser: Http1ResponseParser;
   #request: WireRequest | null = null;
-  /** Some of the current request has been written. */
+  /** The current request has been written (or its write begun); false while a deferred write waits. */
   #written = false;
   #connected = false;
   #gone = false;
@@ -114,6 +116,19 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
       return false;
     }
     this.#parser.start(request.method === "HEAD");
+    if (this.#owner.deferWrite(this)) return true;
+    this.write();
+    return true;
+  }
+
+  /** Writes the request put on it by send() (now, or when the pool flushes its deferred writes). */
+  write(): void {
+    if (this.#gone || this.#written) return;
+    const request = this.#request;
+    if (request === null) {
+      this.#owner.onFree(this); // its request was aborted while the write waited: nothing was sent
+      return;
+    }
     this.#written = true;
     const socket = this.socket;
     const { head, body } = request;
@@ -130,7 +145,6 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
       socket.uncork();
     }
     if (wireChannels.bodySent.hasSubscribers) wireChannels.bodySent.publish({ request });
-    return true;
   }
 
   /** Cancels `request` (an abort): the socket goes if any of the request was written. */
@@ -252,15 +266,21 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
   };
 
   readonly #onData = (chunk: Buffer): void => {
-    if (this.#request === null)
-      this.#retire(); // nobody asked: the server is confused or hostile
-    else this.#parser.execute(chunk);
+    if (this.#request !== null && this.#written) this.#parser.execute(chunk);
+    else this.#drop(new errors.SocketError("data before any request was written")); // confused or hostile
   };
 
   readonly #onEnd = (): void => {
     if (this.#request !== null && this.#written) this.#parser.eof();
-    if (!this.#gone) this.#retire();
+    else this.#drop(new errors.SocketError("other side closed"));
   };
+
+  /** Ends the connection; a request on it whose write is still waiting fails with `error`. */
+  #drop(error: Error): void {
+    const request = this.#request;
+    if (!this.#gone) this.#retire();
+    if (request !== null) this.#failRequest(request, error);
+  }
 
   readonly #onError = (error: Error): void => {
     this.#socketError ??= error;

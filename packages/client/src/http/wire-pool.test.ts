@@ -309,6 +309,28 @@ describe("aborts and lifetimes", () => {
     assert.equal(p.openSockets, 1);
   });
 
+  test("with other requests in flight a write waits for the loop's turn; aborted meanwhile, nothing is sent", async () => {
+    const seen: string[] = [];
+    const held: Socket[] = [];
+    const s = await rawServer((socket, index) => {
+      seen.push(`request ${index}`);
+      if (index === 0)
+        held.push(socket); // answered at the end
+      else socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    const p = pool(s.url, { connections: 2 });
+    const first = send(p, { path: "/held" });
+    while (held.length === 0) await delay(5);
+    // On the second socket, with the first request in flight: deferred, then aborted before its turn.
+    const aborted = send(p, { path: "/aborted" }, (abort) => queueMicrotask(() => abort()));
+    await assert.rejects(aborted, code("UND_ERR_ABORTED"));
+    assert.equal((await send(p, { path: "/next" })).body, "ok"); // on the same second socket
+    assert.deepEqual(seen, ["request 0", "request 1"]);
+    assert.equal(s.sockets.size, 2);
+    held[0]!.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nheld");
+    assert.equal((await first).body, "held");
+  });
+
   test("close(): queued and in-flight requests finish, new ones fail with UND_ERR_CLOSED, no socket or timer is left", async () => {
     const baseline = handles();
     const waiting: Socket[] = [];

@@ -9,6 +9,9 @@
  * At most `connections` sockets, one request in flight on each; requests wait in a FIFO queue when all are
  * busy. Idle sockets are reused last-in first-out, and not past their keep-alive time (the server's
  * `Keep-Alive: timeout=` less 2 s, else 4 s, as undici); a sweep timer (unref'd) closes the expired ones.
+ * With other requests in flight, writes wait for the end of the loop's turn and go out in one burst (see
+ * deferWrite): against a trivial server at 16 in flight that took the calling process from ~31 to ~21 us
+ * of CPU per request (fewer wakeups of the server, whose loopback receive work the writer pays for).
  * A failed connect fails every request waiting in the queue, as an undici Client fails its own queue.
  * Errors carry undici's codes (UND_ERR_CONNECT_TIMEOUT, UND_ERR_CLOSED, UND_ERR_DESTROYED, UND_ERR_SOCKET,
  * UND_ERR_INVALID_ARG), so exchange.ts maps both engines' failures the same way.
@@ -88,6 +91,8 @@ export class WirePool implements ExchangeDispatcher, WireConnectionOwner {
   #queueTail: WireRequest | null = null;
   #queued = 0;
   #sweepTimer: NodeJS.Timeout | undefined;
+  /** Connections whose request is to be written at the next flush (see deferWrite). */
+  #deferred: WireConnection[] = [];
   #closed = false;
   #destroyed = false;
   #drained: (() => void) | null = null;
@@ -185,6 +190,24 @@ export class WirePool implements ExchangeDispatcher, WireConnectionOwner {
     this.#settleIfDrained();
     return this.#whenDrained();
   }
+
+  /**
+   * With other requests in flight, a request's write waits for the end of this turn of the event loop
+   * (setImmediate), so that the answers read in one turn are followed by one burst of writes: the server
+   * then wakes once for many requests instead of once per request. A lone request is written at once.
+   */
+  deferWrite(connection: WireConnection): boolean {
+    if (this.#live.size - this.#idle.length - this.#connecting <= 1) return false;
+    if (this.#deferred.length === 0) setImmediate(this.#flush);
+    this.#deferred.push(connection);
+    return true;
+  }
+
+  readonly #flush = (): void => {
+    const deferred = this.#deferred;
+    this.#deferred = [];
+    for (const connection of deferred) connection.write();
+  };
 
   onConnected(connection: WireConnection): void {
     this.#connecting--;
