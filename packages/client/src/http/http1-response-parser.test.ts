@@ -156,6 +156,21 @@ describe("keep-alive", () => {
     );
   });
 
+  test("one parser over answers whose Connection and Keep-Alive headers change (remembered values are not stale)", () => {
+    const { p, out } = parser();
+    const answers: [string, boolean, number | undefined][] = [
+      ["Connection: keep-alive\r\nKeep-Alive: timeout=5", true, 5000],
+      ["Connection: close\r\nKeep-Alive: timeout=5", false, 5000],
+      ["Connection: keep-alive\r\nKeep-Alive: timeout=9", true, 9000],
+      ["Connection: Keep-Alive", true, undefined],
+    ];
+    for (const [headers, reusable, hint] of answers) {
+      p.start(false);
+      p.execute(Buffer.from(`HTTP/1.1 200 OK\r\n${headers}\r\nContent-Length: 0\r\n\r\n`));
+      assert.deepEqual([out.end, p.keepAliveHintMs], [{ reusable }, hint], headers);
+    }
+  });
+
   test("the Keep-Alive timeout hint, in ms", () => {
     const { p } = parser();
     p.execute(Buffer.from("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: 0\r\n\r\n"));

@@ -79,6 +79,14 @@ export function keepAliveHintMs(value: string): number | undefined {
   return match === null ? undefined : Number(match[1]) * 1000;
 }
 
+/** What a Connection header says of keep-alive: false for `close`, true for `keep-alive`, else nothing. */
+function connectionSays(value: string): boolean | undefined {
+  const tokens = value.toLowerCase();
+  if (/(?:^|[\s,])close(?:$|[\s,])/.test(tokens)) return false;
+  if (/(?:^|[\s,])keep-alive(?:$|[\s,])/.test(tokens)) return true;
+  return undefined;
+}
+
 /** One connection's response parser. */
 export class Http1ResponseParser {
   readonly #listener: ResponseParserListener;
@@ -92,6 +100,8 @@ export class Http1ResponseParser {
   #inExtension = false;
   #sawCR = false;
   #lineLength = 0;
+  #lastConnection: Buffer | null = null;
+  #lastConnectionSays: boolean | undefined = undefined;
   #lastKeepAlive: Buffer | null = null;
   #lastKeepAliveMs: number | undefined = undefined;
   /** The server's `Keep-Alive: timeout=` hint of the last response, ms (undefined: none given). */
@@ -273,9 +283,12 @@ export class Http1ResponseParser {
           break;
         case 10:
           if (isHeader(name, "connection")) {
-            const tokens = value.toString("latin1").toLowerCase();
-            if (/(?:^|[\s,])close(?:$|[\s,])/.test(tokens)) keepAlive = false;
-            else if (/(?:^|[\s,])keep-alive(?:$|[\s,])/.test(tokens)) keepAlive = true;
+            // Also repeated on every answer ("keep-alive"): read once, compared after.
+            if (this.#lastConnection === null || !value.equals(this.#lastConnection)) {
+              this.#lastConnection = Buffer.from(value);
+              this.#lastConnectionSays = connectionSays(value.toString("latin1"));
+            }
+            if (this.#lastConnectionSays !== undefined) keepAlive = this.#lastConnectionSays;
           } else if (isHeader(name, "keep-alive")) {
             // Servers repeat the same value on every answer: parsed once, compared after.
             if (this.#lastKeepAlive === null || !value.equals(this.#lastKeepAlive)) {
