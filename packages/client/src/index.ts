@@ -38,7 +38,7 @@ export type {
   StreamResult,
 } from "./grpc/grpc-inference-client.js";
 export { createHttpClient } from "./http/http-client.js";
-export type { CompressionOptions, HttpClientOptions } from "./http/http-client-options.js";
+export type { CompressionOptions, HttpClientOptions, HttpEngine } from "./http/http-client-options.js";
 export type { InferResult, OutputTensor, OutputTypedArray, OutputValues } from "./infer-result.js";
 export type {
   CallOptions,
