@@ -102,9 +102,10 @@ export function tbenchMarkdown(r: TbenchBenchResult): string {
       (withWrk
         ? `${r.wrk} (\`-t ${s.wrkThreads}\`) with ${s.warmupS} s warm-up then ${s.durationS} s, `
         : "**wrk: not installed here, skipped** (Debian: `apt-get install wrk`), ") +
-      "and raw undici `Pool.dispatch()` (undici-run.mjs in a child process: the transport under tbench's " +
-      "client, one request in flight per connection, a handler that keeps nothing) with the same warm-up " +
-      "and run: tbench / undici is what tbench adds over its own transport.",
+      "and raw undici `Pool.dispatch()` (undici-run.mjs in a child process: the transport under " +
+      "`@tbench/client`'s default engine, one request in flight per connection, a handler that keeps nothing) " +
+      "with the same warm-up and run. tbench sends through the client's own HTTP/1.1 engine (`engine: " +
+      '"wire"`), so tbench / undici is the whole tbench command against the fastest undici use there is.',
     "",
     `${s.rounds} rounds per connection count, the order rotating each round. Ratios are medians of per-round ` +
       (withWrk

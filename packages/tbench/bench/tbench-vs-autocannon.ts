@@ -4,8 +4,8 @@
 // monitor included). Its request is captured through a recording proxy and replayed byte for byte by the
 // others. Several rounds per connection count, the order rotating; ratios are medians of per-round ratios.
 // Issue 16's target is tbench >= 0.95x wrk at c=1, 4 and 16 (the verdict); autocannon stays as a column,
-// and raw undici `Pool.dispatch()` (undici-run.mjs: the transport under tbench's client, keeping nothing)
-// shows what tbench adds over its own transport.
+// and raw undici `Pool.dispatch()` (undici-run.mjs: the client's default transport, keeping nothing) is
+// the fastest undici use there is; tbench itself sends through the client's wire engine.
 // wrk is Debian's `wrk` package: when it is not installed the benchmark says so and the verdict is
 // against autocannon. Three rounds of short runs keep the whole benchmark near 4 minutes.
 // Writes bench-results/tbench.{json,md}.
