@@ -11,15 +11,9 @@ import { ConnectionError, createGrpcClient, type GrpcClientOptions } from "@tben
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, type ServerOptions, startServer } from "../server.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
-import {
-  certificatesUnavailable,
-  createTestCertificates,
-  type TestCertificates,
-} from "../testing/tls-certificates.js";
+import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
-const skip = certificatesUnavailable;
-
-describe("gRPC over TLS and mutual TLS", { skip }, () => {
+describe("gRPC over TLS and mutual TLS", () => {
   let certs: TestCertificates;
   let repo: FixtureRepository;
   const servers: RunningServer[] = [];

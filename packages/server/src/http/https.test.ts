@@ -11,13 +11,9 @@ import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { rawRequest } from "../testing/raw-http-client.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
-import {
-  certificatesUnavailable,
-  createTestCertificates,
-  type TestCertificates,
-} from "../testing/tls-certificates.js";
+import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
-describe("HTTPS (--http-ssl-cert, --http-ssl-key)", { skip: certificatesUnavailable }, () => {
+describe("HTTPS (--http-ssl-cert, --http-ssl-key)", () => {
   let certs: TestCertificates;
   let repo: FixtureRepository;
   let server: RunningServer;
