@@ -171,6 +171,33 @@ describe("keep-alive", () => {
     }
   });
 
+  test("a repeated head is replayed with what it said; any byte changed is parsed afresh", () => {
+    const { p, out } = parser();
+    const head = (extra: string) =>
+      `HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\n${extra}Content-Length: 3\r\n\r\n`;
+    const answers: [string, boolean, boolean, number | undefined][] = [
+      // request is HEAD, the head, reusable, the hint
+      [head(""), false, true, 5000],
+      [head(""), false, true, 5000], // replayed (start() cleared the hint: the replay sets it again)
+      [head(""), true, true, 5000], // replayed for a HEAD request: no body, whatever Content-Length says
+      [head("Connection: close\r\n"), false, false, 5000],
+      [head("Connection: close\r\n"), false, false, 5000], // replayed: still not reusable
+      ["HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false, true, undefined],
+      ["HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false, true, undefined], // replayed: no hint
+    ];
+    for (const [text, noBody, reusable, hint] of answers) {
+      p.start(noBody);
+      out.body = "";
+      p.execute(Buffer.from(noBody ? text : `${text}abc`));
+      assert.deepEqual(
+        [out.status, out.body, out.end, p.keepAliveHintMs],
+        [200, noBody ? "" : "abc", { reusable }, hint],
+        text,
+      );
+      assert.ok(out.headers?.includes("Content-Length"));
+    }
+  });
+
   test("the Keep-Alive timeout hint, in ms", () => {
     const { p } = parser();
     p.execute(Buffer.from("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: 0\r\n\r\n"));

@@ -88,6 +88,22 @@ function connectionSays(value: string): boolean | undefined {
 }
 
 /** One connection's response parser. */
+/**
+ * A final (>= 200) response head and what it says. `head` is a copy of its bytes (status line to the blank
+ * line), which `rawHeaders` view, so replaying it holds no socket chunk.
+ */
+interface ParsedHead {
+  readonly head: Buffer;
+  readonly status: number;
+  readonly statusText: string;
+  readonly rawHeaders: Buffer[];
+  readonly keepAlive: boolean;
+  /** Body framing: Content-Length (>= 0, or -1 for none), -1 with Transfer-Encoding not chunked, -2 chunked. */
+  readonly framing: number;
+  /** The Keep-Alive header's hint, or null when the head has none. */
+  readonly hintMs: number | undefined | null;
+}
+
 export class Http1ResponseParser {
   readonly #listener: ResponseParserListener;
   readonly #maxHeaderBytes: number;
@@ -104,6 +120,8 @@ export class Http1ResponseParser {
   #lastConnectionSays: boolean | undefined = undefined;
   #lastKeepAlive: Buffer | null = null;
   #lastKeepAliveMs: number | undefined = undefined;
+  /** The last final head parsed and what it said, replayed while the server repeats it byte for byte. */
+  #lastHead: ParsedHead | null = null;
   /** The server's `Keep-Alive: timeout=` hint of the last response, ms (undefined: none given). */
   keepAliveHintMs: number | undefined = undefined;
 
@@ -205,9 +223,27 @@ export class Http1ResponseParser {
     }
     this.#pending = null;
     const next = pos + end + 4 - (pending === null ? 0 : pending.length);
-    const status = this.#parseHead(data, end + 2);
+    // A server answering the same request repeats the same head (node:http's Date changes once a second):
+    // one compare then stands for the whole parse.
+    const last = this.#lastHead;
+    if (last !== null && last.head.compare(data, 0, end + 4) === 0) {
+      this.#applyHead(last);
+      if (this.#state === STOPPED) return -1;
+      return this.#afterHead(chunk, next, last.status);
+    }
+    // Parsed from a copy, so that the header views kept for replay hold no socket chunk.
+    const status = this.#parseHead(Buffer.from(data.subarray(0, end + 4)), end + 2);
     if (status < 0 || this.#state === STOPPED) return -1;
     return this.#afterHead(chunk, next, status);
+  }
+
+  /** Sets the body state from a final head and hands the head to the listener. */
+  #applyHead(parsed: ParsedHead): void {
+    if (parsed.hintMs !== null) this.keepAliveHintMs = parsed.hintMs;
+    this.#keepAlive = parsed.keepAlive;
+    const status = parsed.status;
+    this.#remaining = this.#noBody || status === 204 || status === 304 ? 0 : parsed.framing;
+    this.#listener.onResponseHead(status, parsed.rawHeaders, parsed.statusText);
   }
 
   /** Parses a head ending at `headEnd` (after the last header line's CRLF); returns the status or -1. */
@@ -238,6 +274,7 @@ export class Http1ResponseParser {
     let length = -1;
     let chunked = false;
     let transferEncoding = false;
+    let hintMs: number | undefined | null = null;
     const rawHeaders: Buffer[] = [];
     for (let p = lineEnd + 2; p < headEnd; ) {
       const end = data.indexOf(CR, p);
@@ -295,7 +332,7 @@ export class Http1ResponseParser {
               this.#lastKeepAlive = Buffer.from(value);
               this.#lastKeepAliveMs = keepAliveHintMs(value.toString("latin1"));
             }
-            this.keepAliveHintMs = this.#lastKeepAliveMs;
+            hintMs = this.#lastKeepAliveMs;
           }
           break;
       }
@@ -310,12 +347,10 @@ export class Http1ResponseParser {
     if (transferEncoding && length >= 0) {
       return this.#fail(malformed("both Content-Length and Transfer-Encoding", "UNEXPECTED_CONTENT_LENGTH"));
     }
-    this.#keepAlive = keepAlive;
-    if (this.#noBody || status === 204 || status === 304) this.#remaining = 0;
-    else if (transferEncoding) {
-      this.#remaining = chunked ? -2 : -1;
-    } else this.#remaining = length;
-    this.#listener.onResponseHead(status, rawHeaders, statusText);
+    const framing = transferEncoding ? (chunked ? -2 : -1) : length;
+    const parsed: ParsedHead = { head: data, status, statusText, rawHeaders, keepAlive, framing, hintMs };
+    this.#lastHead = parsed;
+    this.#applyHead(parsed);
     return status;
   }
 
