@@ -43,7 +43,11 @@ export interface ExchangeRequest {
   readonly path: string;
   /** Request headers, names in lower case. undici only reads them, so a shared, frozen object is fine. */
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer | string | null;
+  /**
+   * Pieces (only with the wire engine, which writes them one after the other without joining them: a
+   * large infer body sent from the caller's own tensor memory).
+   */
+  readonly body: Buffer | readonly Buffer[] | string | null;
 }
 
 /**

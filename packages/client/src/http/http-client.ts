@@ -39,7 +39,7 @@ import {
 import { extensionOf, modelPath, paths } from "./http-paths.js";
 import { HttpTransport } from "./http-transport.js";
 import { createInferDecoder } from "./infer-decoder.js";
-import { encodeInferRequest } from "./infer-encoding.js";
+import { encodeInferRequest, encodeInferRequestPieces } from "./infer-encoding.js";
 import type { RawResponse } from "./raw-response.js";
 import { errorMessageOf, parseAnswer } from "./response-schemas.js";
 
@@ -114,6 +114,8 @@ class HttpInferenceClient implements InferenceClient {
   readonly #jsonHeaders: Readonly<Record<string, string>>;
   /** Whether calls may share the prebuilt header objects (see #headersFor). */
   readonly #shareHeaders: boolean;
+  /** engine "wire": infer() bodies go as pieces, not copied into one buffer. */
+  readonly #wireEngine: boolean;
   /** Paths of the health probes, built once. */
   readonly #livePath: string;
   readonly #readyPath: string;
@@ -131,6 +133,7 @@ class HttpInferenceClient implements InferenceClient {
     this.#base = options.basePath;
     this.#transport = new HttpTransport(options);
     this.#shareHeaders = options.proxy === undefined && options.dispatcher === undefined;
+    this.#wireEngine = options.engine === "wire";
     this.#plainHeaders = options.headers;
     this.#jsonHeaders = Object.freeze({ ...options.headers, "content-type": JSON_TYPE });
     this.#livePath = paths.live(options.basePath);
@@ -153,6 +156,7 @@ class HttpInferenceClient implements InferenceClient {
 
   infer(model: string, request: InferRequest, options?: CallOptions): Promise<InferResult> {
     const algorithm = this.options.requestCompression;
+    if (this.#wireEngine && algorithm === undefined) return this.#inferInPieces(model, request, options);
     // A large body is encoded into the spare buffer of an earlier call when there is one (borrowed here,
     // so calls in flight together never share it): fresh memory for 1 MiB cost about 4x the copy itself.
     const spare = algorithm === undefined ? this.#spareBody : null;
@@ -190,6 +194,28 @@ class HttpInferenceClient implements InferenceClient {
     );
   }
 
+  /**
+   * infer() on the wire engine: the body goes as pieces, the JSON header then each binary input straight
+   * from the caller's tensor memory (the engine writes them one after the other, joining only small ones),
+   * so a large tensor is not copied into a body first. Sent as given when the call is made.
+   */
+  #inferInPieces(
+    model: string,
+    request: InferRequest,
+    options: CallOptions | undefined,
+  ): Promise<InferResult> {
+    let path: string;
+    let encoded: ReturnType<typeof encodeInferRequestPieces>;
+    try {
+      path = this.#inferPath(model, request.modelVersion);
+      encoded = encodeInferRequestPieces(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const headers = this.#inferHeaders(encoded.jsonLength);
+    return this.sendInfer(path, encoded.pieces, headers, request.id, options);
+  }
+
   /** inferHeaders for this client and JSON length, built once per length (they are frozen, so shared). */
   #inferHeaders(jsonLength: number | undefined): Readonly<Record<string, string>> {
     let headers = this.#inferHeadersByLength.get(jsonLength);
@@ -217,7 +243,7 @@ class HttpInferenceClient implements InferenceClient {
    */
   sendInfer(
     path: string,
-    body: Buffer | Promise<Buffer>,
+    body: Buffer | readonly Buffer[] | Promise<Buffer>,
     baseHeaders: Readonly<Record<string, string>>,
     requestId: string | undefined,
     options: CallOptions | undefined,
@@ -230,7 +256,7 @@ class HttpInferenceClient implements InferenceClient {
       return Promise.reject(error);
     }
     const maxRetries = options?.maxRetries ?? (o.retryInfer ? o.maxRetries : 0);
-    if (maxRetries === 0 && body instanceof Buffer && !(headers instanceof Promise)) {
+    if (maxRetries === 0 && !(body instanceof Promise) && !(headers instanceof Promise)) {
       const request: ExchangeRequest = { origin: o.origin, method: "POST", path, headers, body };
       const timeoutMs = options?.timeoutMs ?? o.timeoutMs;
       return this.#transport.onceSettled(request, options?.signal, timeoutMs, this.#inferAnswer, requestId);
@@ -241,7 +267,7 @@ class HttpInferenceClient implements InferenceClient {
   /** sendInfer when something must be awaited first (auth hook, compression) or retries apply. */
   async #sendInferAwaiting(
     path: string,
-    body: Buffer | Promise<Buffer>,
+    body: Buffer | readonly Buffer[] | Promise<Buffer>,
     headers: Readonly<Record<string, string>> | Promise<Record<string, string>>,
     requestId: string | undefined,
     options: CallOptions | undefined,

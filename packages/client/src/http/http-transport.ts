@@ -4,7 +4,7 @@
  * drains, destroy() fails calls in flight with ClientClosedError.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { Pool, ProxyAgent } from "undici";
+import { type Dispatcher, Pool, ProxyAgent } from "undici";
 import {
   AbortedError,
   ClientClosedError,
@@ -40,9 +40,19 @@ function createDispatcher(o: ResolvedHttpClientOptions): ExchangeDispatcher {
   }
   const connect = { timeout: o.connectTimeoutMs, ...(o.tls ?? {}) };
   if (o.proxy !== undefined) {
-    return new ProxyAgent({ uri: o.proxy, connections: o.connections, requestTls: connect, connect });
+    return undiciDispatcher(
+      new ProxyAgent({ uri: o.proxy, connections: o.connections, requestTls: connect, connect }),
+    );
   }
-  return new Pool(o.origin, { connections: o.connections, connect });
+  return undiciDispatcher(new Pool(o.origin, { connections: o.connections, connect }));
+}
+
+/**
+ * An undici Dispatcher as an exchange's dispatcher. Only a body in pieces is outside undici's typed bodies,
+ * and only the wire engine's infer() makes one (http-client.ts); undici would still send it, as an iterable.
+ */
+function undiciDispatcher(dispatcher: Dispatcher): ExchangeDispatcher {
+  return dispatcher as unknown as ExchangeDispatcher;
 }
 
 /** How one call is sent. */
@@ -66,7 +76,8 @@ export class HttpTransport {
   constructor(options: ResolvedHttpClientOptions) {
     this.options = options;
     this.#owned = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? createDispatcher(options);
+    this.#dispatcher =
+      options.dispatcher === undefined ? createDispatcher(options) : undiciDispatcher(options.dispatcher);
   }
 
   /** Whether close() or destroy() was called. */

@@ -80,6 +80,45 @@ function withParameters(base: Parameters | undefined, extra: Parameters): Parame
  * new memory: a large body then costs a copy, not also fresh pages to fault in (see http-client.ts).
  */
 export function encodeInferRequest(request: InferRequest, scratch?: Buffer): EncodedInferRequest {
+  const { json, jsonLength, parts, binaryTotal } = encodeParts(request);
+  const total = jsonLength + binaryTotal;
+  const body =
+    scratch !== undefined && scratch.length >= total ? scratch.subarray(0, total) : Buffer.allocUnsafe(total);
+  body.write(json, 0, jsonLength, "utf8");
+  let pos = jsonLength;
+  for (const part of parts) {
+    body.set(part, pos);
+    pos += part.byteLength;
+  }
+  return { body, jsonLength: parts.length > 0 ? jsonLength : undefined };
+}
+
+/** A request body in pieces: the JSON header, then each binary input's bytes as they are (no copy). */
+export interface EncodedInferPieces {
+  readonly pieces: Buffer[];
+  /** Bytes in all pieces. */
+  readonly length: number;
+  readonly jsonLength: number | undefined;
+}
+
+/**
+ * Encodes a request without assembling it: a TypedArray input's bytes are a view of the caller's memory,
+ * which is sent as it is when the call is made (the wire engine writes the pieces one after the other).
+ */
+export function encodeInferRequestPieces(request: InferRequest): EncodedInferPieces {
+  const { json, jsonLength, parts, binaryTotal } = encodeParts(request);
+  const pieces: Buffer[] = [Buffer.from(json, "utf8")];
+  for (const part of parts) pieces.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+  return { pieces, length: jsonLength + binaryTotal, jsonLength: parts.length > 0 ? jsonLength : undefined };
+}
+
+/** The JSON header and the binary inputs' bytes (views where the input is a TypedArray). */
+function encodeParts(request: InferRequest): {
+  json: string;
+  jsonLength: number;
+  parts: Uint8Array[];
+  binaryTotal: number;
+} {
   const inputs = request.inputs;
   if (!Array.isArray(inputs)) throw invalid("infer: request.inputs must be an array of tensors");
   const binaryInputs = request.binaryInputs ?? true;
@@ -124,17 +163,7 @@ export function encodeInferRequest(request: InferRequest, scratch?: Buffer): Enc
     }
   }
   const json = `{${idJsonOf(request)}"inputs":[${inputJson.join(",")}]${tailJsonOf(request, binaryOutputs)}}`;
-  const jsonLength = Buffer.byteLength(json, "utf8");
-  const total = jsonLength + binaryTotal;
-  const body =
-    scratch !== undefined && scratch.length >= total ? scratch.subarray(0, total) : Buffer.allocUnsafe(total);
-  body.write(json, 0, jsonLength, "utf8");
-  let pos = jsonLength;
-  for (const part of parts) {
-    body.set(part, pos);
-    pos += part.byteLength;
-  }
-  return { body, jsonLength: parts.length > 0 ? jsonLength : undefined };
+  return { json, jsonLength: Buffer.byteLength(json, "utf8"), parts, binaryTotal };
 }
 
 function idJsonOf(request: InferRequest): string {

@@ -131,17 +131,23 @@ export class WireConnection implements ResponseParserListener, WireRequestCarrie
     }
     this.#written = true;
     const socket = this.socket;
-    const { head, body } = request;
-    if (body === null || body.length === 0) socket.write(head);
-    else if (body.length <= COPY_BODY_MAX_BYTES) {
-      const packet = Buffer.allocUnsafe(head.length + body.length);
+    const { head, body, bodyLength } = request;
+    if (body === null || bodyLength === 0) socket.write(head);
+    else if (bodyLength <= COPY_BODY_MAX_BYTES) {
+      // A small request goes out as one packet: head and body joined.
+      const packet = Buffer.allocUnsafe(head.length + bodyLength);
       head.copy(packet, 0);
-      body.copy(packet, head.length);
+      if (Buffer.isBuffer(body)) body.copy(packet, head.length);
+      else {
+        let pos = head.length;
+        for (const piece of body) pos += piece.copy(packet, pos);
+      }
       socket.write(packet);
     } else {
       socket.cork();
       socket.write(head);
-      socket.write(body);
+      if (Buffer.isBuffer(body)) socket.write(body);
+      else for (const piece of body) if (piece.length > 0) socket.write(piece);
       socket.uncork();
     }
     if (wireChannels.bodySent.hasSubscribers) wireChannels.bodySent.publish({ request });

@@ -151,6 +151,30 @@ describe("requests and keep-alive", () => {
     assert.equal(seen[3]!.body, large);
   });
 
+  test("a body in pieces arrives whole, with their summed Content-Length, small (joined) and large (corked)", async () => {
+    const seen: { length: string | undefined; body: string }[] = [];
+    const s = await httpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      seen.push({ length: req.headers["content-length"], body: Buffer.concat(chunks).toString() });
+      res.end("ok");
+    });
+    const p = pool(s.url);
+    const big = "y".repeat(70_000);
+    for (const pieces of [
+      ["{json}", "", "tail"],
+      ["{json}", big, "z".repeat(30_000)],
+    ]) {
+      const body = pieces.map((piece) => Buffer.from(piece));
+      assert.equal((await send(p, { method: "POST", path: "/pieces", body })).body, "ok");
+    }
+    assert.deepEqual(seen, [
+      { length: "10", body: "{json}tail" },
+      { length: String(6 + 70_000 + 30_000), body: `{json}${big}${"z".repeat(30_000)}` },
+    ]);
+    assert.equal(s.connections(), 1);
+  });
+
   test("at most `connections` sockets; the rest wait in a FIFO queue", async () => {
     const order: string[] = [];
     const s = await httpServer((req, res) => {

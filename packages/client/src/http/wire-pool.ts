@@ -29,7 +29,7 @@ import {
   type WireConnectionSettings,
 } from "./wire-connection.js";
 import { wireChannels } from "./wire-diagnostics.js";
-import { bodyBytes, RequestHeadCache, WireRequest } from "./wire-request.js";
+import { bodyBytes, bodyLength, RequestHeadCache, WireRequest } from "./wire-request.js";
 
 /** Where to connect. */
 export interface WireTarget {
@@ -144,13 +144,9 @@ export class WirePool implements ExchangeDispatcher, WireConnectionOwner {
     let wire: WireRequest;
     try {
       const body = bodyBytes(request.body);
-      const head = this.#heads.head(
-        request.method,
-        request.path,
-        request.headers,
-        body === null ? -1 : body.length,
-      );
-      wire = new WireRequest(request, handler, head, body);
+      const length = body === null ? -1 : bodyLength(body);
+      const head = this.#heads.head(request.method, request.path, request.headers, length);
+      wire = new WireRequest(request, handler, head, body, Math.max(0, length));
     } catch (error) {
       handler.onError(error as Error);
       return false;

@@ -20,7 +20,9 @@ export class WireRequest {
   readonly path: string;
   readonly handler: ExchangeHandler;
   readonly head: Buffer;
-  readonly body: Buffer | null;
+  readonly body: WireBody | null;
+  /** Bytes in the body (0 without one). */
+  readonly bodyLength: number;
   /** The next request in the pool's queue. */
   next: WireRequest | null = null;
   /** Answered, failed or aborted: nothing more is said to the handler. */
@@ -28,13 +30,20 @@ export class WireRequest {
   /** The connection carrying it, from onConnect until it is done. */
   carrier: WireRequestCarrier | null = null;
 
-  constructor(request: ExchangeRequest, handler: ExchangeHandler, head: Buffer, body: Buffer | null) {
+  constructor(
+    request: ExchangeRequest,
+    handler: ExchangeHandler,
+    head: Buffer,
+    body: WireBody | null,
+    length: number,
+  ) {
     this.origin = request.origin;
     this.method = request.method;
     this.path = request.path;
     this.handler = handler;
     this.head = head;
     this.body = body;
+    this.bodyLength = length;
   }
 }
 
@@ -54,13 +63,28 @@ function invalid(message: string): Error {
   return new errors.InvalidArgumentError(message);
 }
 
-/** The request body as bytes (a string body is UTF-8). Throws undici's InvalidArgumentError otherwise. */
-export function bodyBytes(body: unknown): Buffer | null {
+/** A request body as the pool writes it: bytes, or pieces written one after the other. */
+export type WireBody = Buffer | readonly Buffer[];
+
+/**
+ * The request body as bytes (a string body is UTF-8) or as pieces (an array of Buffers, kept as they are).
+ * Throws undici's InvalidArgumentError otherwise.
+ */
+export function bodyBytes(body: unknown): WireBody | null {
   if (body === null || body === undefined) return null;
   if (Buffer.isBuffer(body)) return body;
   if (typeof body === "string") return Buffer.from(body, "utf8");
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  throw invalid(`request body: expected a Buffer, a string or null, got ${typeof body}`);
+  if (Array.isArray(body) && body.every((piece) => Buffer.isBuffer(piece))) return body as Buffer[];
+  throw invalid(`request body: expected a Buffer, Buffers, a string or null, got ${typeof body}`);
+}
+
+/** Bytes in a body. */
+export function bodyLength(body: WireBody): number {
+  if (Buffer.isBuffer(body)) return body.length;
+  let length = 0;
+  for (const piece of body) length += piece.length;
+  return length;
 }
 
 /** Builds and caches request heads for one origin. */
