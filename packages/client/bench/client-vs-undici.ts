@@ -29,8 +29,8 @@ import { spawnServer } from "./spawn-server.js";
 const options = benchOptions();
 const QUICK = options.quick;
 const LARGE_ELEMENTS = 262_144; // 1 MiB of FP32
-const LARGE_ROUNDS = QUICK ? 2 : 8;
-const LARGE_PER_ROUND = QUICK ? 3 : 25;
+const LARGE_ROUNDS = QUICK ? 2 : 16;
+const LARGE_PER_ROUND = QUICK ? 3 : 50;
 const SMALL_ROUNDS = QUICK ? 2 : 8;
 const SMALL_ROUND_MS = QUICK ? 200 : 1000;
 /** Issue 16: the client's call rate >= 0.95x raw undici dispatch's, small and 1 MiB tensors. */
