@@ -14,6 +14,7 @@
  */
 import type { ModelConfig } from "@tbench/proto";
 import type { Clock } from "../core/clock.js";
+import { markFailedAfterIssue } from "../core/failed-after-issue.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
 import { classify } from "../scheduler/classification.js";
@@ -187,7 +188,8 @@ export function createEnsembleScheduler(options: EnsembleSchedulerOptions): Ense
         respond();
       } catch (error) {
         stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
-        reject(error);
+        // The ensemble had accepted the request: whatever failed, failed after issue.
+        reject(markFailedAfterIssue(error));
       }
     };
 

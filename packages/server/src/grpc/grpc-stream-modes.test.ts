@@ -6,6 +6,7 @@ import { gzipSync } from "node:zlib";
 import * as grpcJs from "@grpc/grpc-js";
 import { GRPC_STATUS, grpcInferenceServiceMethods, inference } from "@tbench/proto";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
+import { markFailedAfterIssue } from "../core/failed-after-issue.js";
 import { silentLogger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceCore, InferenceRequest } from "../core/types.js";
@@ -144,13 +145,15 @@ describe("triton_grpc_error: the other requests in flight on the stream are canc
 }, () => {
   test("a held request is aborted when another one fails after issue", async () => {
     const fake = createFakeCore({ holdInfer: true });
-    // "fail" fails after it was issued: its rejection comes in a later turn of the event loop.
+    // "fail" fails after it was issued: its error carries the mark a scheduler puts on such failures.
     const core: InferenceCore = {
       ...fake,
       infer: (request: InferenceRequest) =>
         request.model === "fail"
           ? new Promise((_, reject) =>
-              setImmediate(() => reject(new ServerError("UNAVAILABLE", "Request timeout expired"))),
+              setImmediate(() =>
+                reject(markFailedAfterIssue(new ServerError("UNAVAILABLE", "Request timeout expired"))),
+              ),
             )
           : fake.infer(request),
     };

@@ -16,6 +16,7 @@
  * returns itself) are still answered in `error_message` there, and the stream stays open.
  */
 import type { inference } from "@tbench/proto";
+import { failedAfterIssue } from "../core/failed-after-issue.js";
 import { grpcStatusOf } from "./grpc-status.js";
 import { type InferContext, runInfer } from "./infer-handlers.js";
 import { wantsEmptyFinalResponse } from "./infer-request-decoder.js";
@@ -41,20 +42,6 @@ export const TRITON_GRPC_ERROR_HEADER = "triton_grpc_error";
 function grpcErrorMode(call: StreamCall): boolean {
   const values = call.metadata.get(TRITON_GRPC_ERROR_HEADER);
   return values.length > 0 && String(values[0]) === "true";
-}
-
-/**
- * Whether an error was raised after the request was issued to the core. The core refuses at submission
- * (lookup, validation, a full queue, a stopped scheduler) within microtasks of the call; any answer that
- * comes from the queue or an instance comes in a later event loop turn (a timer, a worker's message), so
- * an immediate set at submission has run by then. Used only in triton_grpc_error mode.
- */
-function issueFence(): { issued(): boolean } {
-  let issued = false;
-  setImmediate(() => {
-    issued = true;
-  });
-  return { issued: () => issued };
 }
 
 /** Serves one ModelStreamInfer call; resolves when the call is over. */
@@ -103,7 +90,6 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
       };
       const id = request.id;
       const emptyFinal = wantsEmptyFinalResponse(request);
-      const fence = errorMode ? issueFence() : undefined;
       runInfer(context, request, controller.signal)
         .then(
           (response) => {
@@ -120,7 +106,8 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
             }
           },
           (error: unknown) => {
-            if (fence?.issued()) endWithError(error);
+            // Marked by the scheduler that had accepted the request (core/failed-after-issue.ts).
+            if (errorMode && failedAfterIssue(error)) endWithError(error);
             else answer({ error_message: grpcStatusOf(error).details, infer_response: { id } });
           },
         )

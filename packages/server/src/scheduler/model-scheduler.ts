@@ -4,6 +4,7 @@
  * batch to any idle instance, and answers every request (in arrival order with preserve_ordering).
  */
 import type { Clock, TimerHandle } from "../core/clock.js";
+import { markFailedAfterIssue } from "../core/failed-after-issue.js";
 import { ServerError } from "../core/server-error.js";
 import type { TraceFn } from "../core/trace.js";
 import type { InferenceResponse, Tensor } from "../core/types.js";
@@ -135,6 +136,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   const fail = (entry: Pending, error: unknown, reason: FailureReason) => {
     const now = clock.nowNs();
     stats.requestFailed(now - entry.startNs, reason, clock.epochMs());
+    markFailedAfterIssue(error);
     deliver(entry, () => entry.reject(error));
   };
 
@@ -277,7 +279,8 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
       const request = validated.request;
       if (abandoned) {
         stats.requestFailed(clock.nowNs() - startNs, "BACKEND", clock.epochMs());
-        return Promise.reject(abandoned);
+        // A refusal at submission: a fresh error, not the one the queued requests failed with after issue.
+        return Promise.reject(new ServerError(abandoned.status, abandoned.message));
       }
       if (stopping) {
         return Promise.reject(
