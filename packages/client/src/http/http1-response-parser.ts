@@ -87,7 +87,6 @@ function connectionSays(value: string): boolean | undefined {
   return undefined;
 }
 
-/** One connection's response parser. */
 /**
  * A final (>= 200) response head and what it says. `head` is a copy of its bytes (status line to the blank
  * line), which `rawHeaders` view, so replaying it holds no socket chunk.
@@ -104,6 +103,7 @@ interface ParsedHead {
   readonly hintMs: number | undefined | null;
 }
 
+/** One connection's response parser. */
 export class Http1ResponseParser {
   readonly #listener: ResponseParserListener;
   readonly #maxHeaderBytes: number;
@@ -116,10 +116,6 @@ export class Http1ResponseParser {
   #inExtension = false;
   #sawCR = false;
   #lineLength = 0;
-  #lastConnection: Buffer | null = null;
-  #lastConnectionSays: boolean | undefined = undefined;
-  #lastKeepAlive: Buffer | null = null;
-  #lastKeepAliveMs: number | undefined = undefined;
   /** The last final head parsed and what it said, replayed while the server repeats it byte for byte. */
   #lastHead: ParsedHead | null = null;
   /** The server's `Keep-Alive: timeout=` hint of the last response, ms (undefined: none given). */
@@ -320,19 +316,10 @@ export class Http1ResponseParser {
           break;
         case 10:
           if (isHeader(name, "connection")) {
-            // Also repeated on every answer ("keep-alive"): read once, compared after.
-            if (this.#lastConnection === null || !value.equals(this.#lastConnection)) {
-              this.#lastConnection = Buffer.from(value);
-              this.#lastConnectionSays = connectionSays(value.toString("latin1"));
-            }
-            if (this.#lastConnectionSays !== undefined) keepAlive = this.#lastConnectionSays;
+            const says = connectionSays(value.toString("latin1"));
+            if (says !== undefined) keepAlive = says;
           } else if (isHeader(name, "keep-alive")) {
-            // Servers repeat the same value on every answer: parsed once, compared after.
-            if (this.#lastKeepAlive === null || !value.equals(this.#lastKeepAlive)) {
-              this.#lastKeepAlive = Buffer.from(value);
-              this.#lastKeepAliveMs = keepAliveHintMs(value.toString("latin1"));
-            }
-            hintMs = this.#lastKeepAliveMs;
+            hintMs = keepAliveHintMs(value.toString("latin1"));
           }
           break;
       }
