@@ -1,7 +1,7 @@
 /**
  * The deployment files checked without a Docker engine or a cluster (issue 15, items 1 and 4):
  * docker-compose.yml through Debian's `docker-compose config`, deploy/prometheus.yml through `promtool check
- * config` (both installed by .ci/run), every manifest under deploy/k8s against the Kubernetes schema
+ * config` (each skipped where missing, except under .ci/run, which installs both), every manifest under deploy/k8s against the Kubernetes schema
  * (kubernetes-models), and the references between them (mounted files exist, the Job reaches the Service,
  * claims exist). Each validator is also shown a broken file, so a check that stopped checking would fail.
  */
@@ -17,11 +17,12 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { Job } from "kubernetes-models/batch/v1";
 import { PersistentVolumeClaim, Service } from "kubernetes-models/v1";
 import { parse, parseAllDocuments } from "yaml";
+import { skipWithout } from "./system-tools.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const K8S = join(ROOT, "deploy/k8s");
 
-/** Runs a tool .ci/run installs; its absence is a failure naming the Debian package, never a skip. */
+/** Runs a tool .ci/run installs; where its suite was not skipped, its absence fails, naming the package. */
 function tool(command: string, debianPackage: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("BENCH_")));
   const result = spawnSync(command, args, { cwd: ROOT, encoding: "utf8", env: { ...clean, ...env } });
@@ -62,7 +63,7 @@ function validateManifest(path: string): Doc[] {
   return out;
 }
 
-describe("docker-compose.yml (docker-compose config)", () => {
+describe("docker-compose.yml (docker-compose config)", { skip: skipWithout("docker-compose") }, () => {
   let dir = "";
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "tbench-deploy-"));
@@ -152,7 +153,7 @@ describe("docker-compose.yml (docker-compose config)", () => {
   });
 });
 
-describe("deploy/prometheus.yml (promtool check config)", () => {
+describe("deploy/prometheus.yml (promtool check config)", { skip: skipWithout("promtool") }, () => {
   it("is a valid Prometheus configuration scraping tbench-server and Triton", () => {
     const result = tool("promtool", "prometheus", ["check", "config", "deploy/prometheus.yml"]);
     assert.equal(result.code, 0, result.output);

@@ -4,7 +4,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { skipWithout } from "../../../scripts/system-tools.js";
 import { inference, type ModelConfig, modelConfigType, protoRoot } from "./index.js";
+
+const withoutProtoc = skipWithout("protoc");
 
 const protoDir = fileURLToPath(new URL("../../../proto/", import.meta.url));
 
@@ -81,7 +84,7 @@ const configJson: ModelConfig = {
 /** Lossless plain-object form: 64-bit as strings, enums by name (the JSON form ModelConfig types). */
 const jsonForm = { longs: String, enums: String } as const;
 
-describe("ModelConfig through the generated static code", () => {
+describe("ModelConfig through the generated static code", { skip: withoutProtoc }, () => {
   test("the JSON-form object encodes to exactly protoc's bytes for the same config.pbtxt", () => {
     const ours = inference.ModelConfig.encode(inference.ModelConfig.fromObject(configJson)).finish();
     assert.equal(hex(ours), hex(protocEncode("inference.ModelConfig", configText)));
@@ -116,7 +119,9 @@ describe("ModelConfig through the generated static code", () => {
   });
 });
 
-describe("ModelInferRequest / ModelInferResponse through the generated static code", () => {
+describe("ModelInferRequest / ModelInferResponse through the generated static code", {
+  skip: withoutProtoc,
+}, () => {
   const input0 = new Uint8Array(new Int32Array([1, -2, 3, 2147483647]).buffer);
   const input1 = new Uint8Array([0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0x80, 0, 0, 0x80, 1, 2, 3, 4]);
   const request = {

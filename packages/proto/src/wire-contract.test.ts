@@ -10,8 +10,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
+import { skipWithout } from "../../../scripts/system-tools.js";
 import { grpc, grpcInferenceServiceMethods, healthServiceMethods, inference } from "./index.js";
 import { protoRoot } from "./proto-root.js";
+
+const withoutProtoc = skipWithout("protoc");
 
 const protoDir = fileURLToPath(new URL("../../../proto/", import.meta.url));
 const protoFiles = ["model_config.proto", "grpc_service.proto", "health.proto"];
@@ -191,7 +194,7 @@ function reflectionView(root: protobuf.Root): SchemaView {
 
 let files: FileProto[] = [];
 before(() => {
-  files = protocDescriptorSet();
+  if (withoutProtoc === false) files = protocDescriptorSet();
 });
 after(() => {
   files = [];
@@ -215,7 +218,7 @@ function serviceMethods(fileName: string, service: string): [string, string, str
   ]);
 }
 
-describe("proto/*.proto compiled by protoc", () => {
+describe("proto/*.proto compiled by protoc", { skip: withoutProtoc }, () => {
   test("packages and imports are Triton's", () => {
     assert.deepEqual(
       files.map((file) => [file.name, file.package, file.dependency ?? []]),
@@ -307,7 +310,7 @@ describe("proto/*.proto compiled by protoc", () => {
   });
 });
 
-describe("generated gRPC method tables", () => {
+describe("generated gRPC method tables", { skip: withoutProtoc }, () => {
   const tables = [
     ["grpc_service.proto", "inference", "GRPCInferenceService", grpcInferenceServiceMethods, inference],
     ["health.proto", "grpc.health.v1", "Health", healthServiceMethods, grpc.health.v1],
@@ -412,7 +415,7 @@ const wellKnownFields: [string, string, number, string, FieldView["label"]][] = 
   [".inference.ModelEnsembling.Step", "input_map", 3, "string", "map"],
 ];
 
-describe("Triton's well-known field numbers", () => {
+describe("Triton's well-known field numbers", { skip: withoutProtoc }, () => {
   for (const [message, name, number, type, label] of wellKnownFields) {
     test(`${message.slice(1)}.${name} = ${number}`, () => {
       const entry = protocView(files)[message];

@@ -7,14 +7,17 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import { skipWithout } from "../../../../scripts/system-tools.js";
 import { GOLDEN_CASES, JSON_FORM, plainBytes } from "./testing/golden-cases.js";
 import { protocDecode, protocEncode } from "./testing/protoc-cli.js";
+
+const withoutProtoc = skipWithout("protoc");
 
 const fixturesDir = new URL("./fixtures/", import.meta.url);
 const fixtureText = (name: string): string => readFileSync(new URL(name, fixturesDir), "utf8");
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
 
-describe("golden messages through protoc", () => {
+describe("golden messages through protoc", { skip: withoutProtoc }, () => {
   test("every fixture file has a case and every case a fixture", () => {
     const files = readdirSync(fixturesDir).filter((name) => name.endsWith(".txtpb"));
     assert.deepEqual(files.sort(), GOLDEN_CASES.map((c) => c.fixture).sort());

@@ -3,9 +3,12 @@
 // entries in any order or repeated, a oneof written twice, and the ten-byte varint of a negative int32.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { skipWithout } from "../../../../scripts/system-tools.js";
 import { inference } from "../index.js";
 import { hexBytes, JSON_FORM } from "./testing/golden-cases.js";
 import { protocDecode, protocEncode } from "./testing/protoc-cli.js";
+
+const withoutProtoc = skipWithout("protoc");
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
 const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
@@ -45,7 +48,7 @@ const contentsUnpacked = hexBytes(`
   350000003f
   3900000000000004c0`);
 
-describe("repeated scalars: packed and unpacked", () => {
+describe("repeated scalars: packed and unpacked", { skip: withoutProtoc }, () => {
   test("protoc writes packed (one length-delimited field per repeated scalar)", () => {
     const packed = protocEncode("inference.InferTensorContents", contentsText);
     assert.equal(hex(packed.subarray(0, 4)), "0a020100"); // field 1, wire type 2, two bools
@@ -95,7 +98,7 @@ describe("repeated scalars: packed and unpacked", () => {
   });
 });
 
-describe("unknown fields", () => {
+describe("unknown fields", { skip: withoutProtoc }, () => {
   // Field numbers 99-103, one of each wire type: varint, length-delimited, fixed64, fixed32, group.
   const unknowns = hexBytes("980605 a20603616263 a9060102030405060708 b50601020304 bb060801bc06");
   const unknownsText = '99: 5\n100: "abc"\n101: 0x0807060504030201\n102: 0x04030201\n103 {\n  1: 1\n}\n';
@@ -128,7 +131,7 @@ describe("unknown fields", () => {
   });
 });
 
-describe("map fields", () => {
+describe("map fields", { skip: withoutProtoc }, () => {
   const entry = (key: string, valueHex: string) =>
     lengthDelimited(
       0x22,
@@ -185,7 +188,7 @@ describe("map fields", () => {
   });
 });
 
-describe("oneof written twice", () => {
+describe("oneof written twice", { skip: withoutProtoc }, () => {
   test("the last member on the wire wins (InferParameter)", () => {
     for (const [bytes, expected, text] of [
       ["0801 1005", { int64_param: "5" }, "int64_param: 5\n"],

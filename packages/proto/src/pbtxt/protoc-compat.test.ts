@@ -6,10 +6,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
 import { modelConfigType } from "../proto-root.js";
 import { TextFormatError } from "./errors.js";
 import { parseTextFormat } from "./parser.js";
 import { type MessageInfo, messageInfo, type ValueKind } from "./schema.js";
+
+const withoutProtoc = skipWithout("protoc");
 
 const protoDir = fileURLToPath(new URL("../../../../proto/", import.meta.url));
 const fixturesDir = new URL("./fixtures/", import.meta.url);
@@ -27,7 +30,6 @@ const corpus: Array<{ name: string; url: URL }> = [
       url: new URL(`${model}/config.pbtxt`, modelsDir),
     })),
 ];
-const hasProtoc = spawnSync("protoc", ["--version"]).status === 0;
 
 function isDefault(kind: ValueKind, value: unknown): boolean {
   if (kind.kind === "enum") return kind.type.values[value as string] === 0;
@@ -73,12 +75,9 @@ function protocParse(text: string): Record<string, unknown> {
   return decoded;
 }
 
-// .ci/run installs protobuf-compiler: without protoc these tests fail, saying so, rather than skip.
-describe("parse result equals protoc --encode=inference.ModelConfig", () => {
-  before(() => {
-    if (!hasProtoc)
-      throw new Error("this test needs protoc (apt-get install protobuf-compiler; .ci/run installs it)");
-  });
+// Skipped without protoc, except where .ci/run asks for every system tool (scripts/system-tools.ts).
+describe("parse result equals protoc --encode=inference.ModelConfig", { skip: withoutProtoc }, () => {
+  before(() => assertSystemTool("protoc"));
   test("the corpus has the fixtures and the bundled models", () => {
     assert.ok(corpus.filter((entry) => entry.name.startsWith("fixtures/")).length >= 25);
     assert.ok(corpus.some((entry) => entry.name === "examples/models/simple/config.pbtxt"));

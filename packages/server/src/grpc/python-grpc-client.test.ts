@@ -4,8 +4,8 @@
 // RPC through grpc.insecure_channel with the classes' SerializeToString / FromString and prints JSON; the
 // assertions here hold its answers to Triton's. NVIDIA's own tritonclient.grpc is a thin layer over these
 // same two libraries and the same generated classes, but it comes from pip, which this machine cannot
-// reach: this is the closest stand-in. Nothing is skipped: without python3-grpcio / python3-protobuf
-// (.ci/run installs them) the test fails and says what to install.
+// reach: this is the closest stand-in. Skipped without python3-grpcio / python3-protobuf or protoc, except
+// under .ci/run, which installs them and requires them (scripts/system-tools.ts).
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
@@ -25,15 +26,6 @@ const probeScript = fileURLToPath(new URL("../testing/python-grpc-probe.py", imp
 
 // biome-ignore lint/suspicious/noExplicitAny: the probe's JSON is read field by field in the assertions
 type Any = Record<string, any>;
-
-function requirePythonGrpc(): void {
-  const check = spawnSync(PYTHON, ["-c", "import grpc, google.protobuf"], { encoding: "utf8" });
-  if (check.error || check.status !== 0)
-    throw new Error(
-      `${PYTHON} with grpcio and protobuf is required (apt-get install python3-grpcio python3-protobuf; ` +
-        `.ci/run installs them): ${check.error?.message ?? check.stderr.trim()}`,
-    );
-}
 
 function generatePythonClasses(dir: string): void {
   const result = spawnSync(
@@ -54,14 +46,17 @@ function generatePythonClasses(dir: string): void {
 
 const range = (n: number, f: (i: number) => number): number[] => Array.from({ length: n }, (_, i) => f(i));
 
-describe("a Python grpcio client against tbench-server", { timeout: 120_000 }, () => {
+describe("a Python grpcio client against tbench-server", {
+  timeout: 120_000,
+  skip: skipWithout("python3-grpcio", "protoc"),
+}, () => {
   let repo: FixtureRepository;
   let server: RunningServer;
   let genDir: string;
   let probe: Any;
 
   before(async () => {
-    requirePythonGrpc();
+    assertSystemTool("python3-grpcio");
     genDir = mkdtempSync(join(tmpdir(), "tbench-pygen-"));
     generatePythonClasses(genDir);
     repo = createFixtureRepository({

@@ -5,12 +5,13 @@
  * Grafana variables substituted as Grafana would. CI installs prometheus (.ci/run); without it this fails.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { parseMetricsConfig } from "./metrics-config.js";
@@ -43,16 +44,6 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-function requirePrometheus(): void {
-  const probe = spawnSync("prometheus", ["--version"], { encoding: "utf8" });
-  if (probe.error !== undefined || probe.status !== 0) {
-    throw new Error(
-      "this test needs Debian's prometheus binary on PATH (apt-get install prometheus; .ci/run installs it), " +
-        `got: ${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr}`}`,
-    );
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns a value (not undefined) or WAIT_MS passes; the error names `what`. */
@@ -72,7 +63,9 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>): Pr
   }
 }
 
-describe("Grafana dashboard against real Prometheus scraping tbench-server", () => {
+describe("Grafana dashboard against real Prometheus scraping tbench-server", {
+  skip: skipWithout("prometheus"),
+}, () => {
   let server: RunningServer;
   let prometheus: ChildProcess;
   let promUrl: string;
@@ -94,7 +87,7 @@ describe("Grafana dashboard against real Prometheus scraping tbench-server", () 
     `${name}{job="tbench-server",model="simple",version="1"${extra}}`;
 
   before(async () => {
-    requirePrometheus();
+    assertSystemTool("prometheus");
     server = await startServer({
       modelRepository: REPOSITORY,
       httpPort: 0,

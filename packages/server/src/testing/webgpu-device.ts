@@ -1,8 +1,10 @@
 /**
  * Test helper: whether this machine has a WebGPU device for onnxruntime (on Linux: a Vulkan driver; CI
- * installs Mesa's software one). Tests that need it skip with the reason where it is missing, except under
- * CI, where they run and fail: there the device can always be made, so its absence is a broken setup.
+ * installs Mesa's software one). Tests that need it skip with the reason where it is missing, except where
+ * .ci/run requires every system tool (TBENCH_REQUIRE_SYSTEM_TOOLS): there the device can always be made, so
+ * its absence is a broken setup and the tests run and fail.
  */
+import { SKIP_PREFIX, systemToolsRequired } from "../../../../scripts/system-tools.js";
 import { startWebGpuInstance } from "../instances/webgpu-executor.js";
 import { bundledModelFile } from "./test-fixtures.js";
 
@@ -31,6 +33,6 @@ export async function probeWebGpu(): Promise<{ ok: true } | { ok: false; reason:
 /** `skip` for node:test: false where the tests must run, else why they cannot. */
 export async function webGpuSkip(): Promise<string | false> {
   const probe = await probeWebGpu();
-  if (probe.ok || process.env["CI"]) return false;
-  return `no WebGPU device here (${probe.reason.trim()}); ${INSTALL_HINT}`;
+  if (probe.ok || systemToolsRequired()) return false;
+  return `${SKIP_PREFIX}vulkan (no WebGPU device here: ${probe.reason.trim()}; ${INSTALL_HINT})`;
 }
