@@ -8,7 +8,7 @@ const root = new URL("..", import.meta.url).pathname;
 
 /** Each helper and the packages that hold a copy of it; the first copy is the one the others must equal. */
 const COPIES: Record<string, readonly string[]> = {
-  "src/testing/tls-certificates.ts": ["packages/server", "packages/client"],
+  "src/testing/tls-certificates.ts": ["packages/server", "packages/client", "packages/tbench"],
 };
 
 for (const [file, packages] of Object.entries(COPIES)) {

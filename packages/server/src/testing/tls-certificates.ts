@@ -3,7 +3,7 @@
  * and written as PEM files to a temporary directory: a CA, a server certificate it signs for 127.0.0.1 and
  * localhost (or another DNS name), a client certificate it signs, and an unrelated CA with a client
  * certificate of its own (a stranger's). Keys are P-256 in PKCS#8 PEM, which Node's tls and grpc-js take as
- * they are. The same file is in client's and server's src/testing (a package's testing helpers are
+ * they are. The same file is in client's, server's and tbench's src/testing (a package's testing helpers are
  * its own); scripts/testing-copies.test.ts fails when they differ.
  */
 import "reflect-metadata"; // @peculiar/x509's dependency injection (tsyringe) needs it loaded first
