@@ -1,11 +1,8 @@
 // The gRPC transport against fake grpc-js servers on 127.0.0.1:0 (real sockets, real HTTP/2, answers made
-// by hand): TLS and mTLS with openssl-made certificates, metadata and auth, retries, and stream answers a
-// real server would not send (an unknown id, an error without an id, a stream ended with requests pending).
+// by hand): TLS and mTLS with certificates made in this process (testing/tls-certificates.ts), metadata and
+// auth, retries, and stream answers a real server would not send (an unknown id, an error without an id, a
+// stream ended with requests pending).
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as grpcJs from "@grpc/grpc-js";
 import { inference, grpcInferenceServiceMethods as M } from "@tbench/proto";
@@ -16,6 +13,11 @@ import {
   UnavailableError,
 } from "../errors.js";
 import type { InferInput } from "../tensor-types.js";
+import {
+  createTestCertificates,
+  type TestCertificates,
+  type TestPemName,
+} from "../testing/tls-certificates.js";
 import { createGrpcClient } from "./grpc-client.js";
 import type { GrpcClientOptions } from "./grpc-client-options.js";
 import type { StreamResult } from "./grpc-inference-client.js";
@@ -64,64 +66,14 @@ const live = (metadata: grpcJs.Metadata[] = []) => ({
 
 const inputs: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, 2], data: [1, 2] }];
 
-describe("TLS and mTLS (openssl certificates)", () => {
-  let dir = "";
-  const noOpenssl =
-    spawnSync("openssl", ["version"]).status === 0 ? false : "the openssl CLI is not installed";
-  const pem = (name: string) => readFileSync(join(dir, name));
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+describe("TLS and mTLS (certificates made in this process)", () => {
+  let certs: TestCertificates;
+  const pem = (name: TestPemName) => certs.pem(name);
 
-  before(() => {
-    // .ci/run installs openssl: without it these tests fail, saying so, rather than skip.
-    if (noOpenssl)
-      throw new Error("this test needs the openssl CLI (apt-get install openssl; .ci/run installs it)");
-    dir = mkdtempSync(join(tmpdir(), "tbench-grpc-tls-"));
-    const key = (name: string) =>
-      openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", name);
-    key("ca.key");
-    openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=test-ca", "-days", "1", "-out", "ca.pem");
-    key("other.key");
-    openssl(
-      "req",
-      "-x509",
-      "-new",
-      "-key",
-      "other.key",
-      "-subj",
-      "/CN=other-ca",
-      "-days",
-      "1",
-      "-out",
-      "other.pem",
-    );
-    writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:inference.test\n");
-    for (const [name, ext] of [
-      ["server", ["-extfile", "server.ext"]],
-      ["client", []],
-    ] as const) {
-      key(`${name}.key`);
-      openssl("req", "-new", "-key", `${name}.key`, "-subj", `/CN=${name}`, "-out", `${name}.csr`);
-      openssl(
-        "x509",
-        "-req",
-        "-in",
-        `${name}.csr`,
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-out",
-        `${name}.pem`,
-        ...ext,
-      );
-    }
+  before(async () => {
+    certs = await createTestCertificates({ serverDnsName: "inference.test" });
   });
-  after(() => {
-    if (dir !== "") rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => certs?.remove());
 
   const serverCredentials = (mtls: boolean) =>
     grpcJs.ServerCredentials.createSsl(
@@ -141,7 +93,7 @@ describe("TLS and mTLS (openssl certificates)", () => {
     ];
     const untrusted = createGrpcClient({
       url: `grpcs://${fake.address}`,
-      tls: { ca: pem("other.pem") },
+      tls: { ca: pem("other-ca.pem") },
       maxRetries: 0,
     });
     const plain = createGrpcClient({ url: fake.address, maxRetries: 0 });

@@ -1,63 +1,27 @@
-// TLS (server verification and mTLS, with certificates made by openssl for this test) and an HTTP proxy
-// (a node:http CONNECT tunnel), on 127.0.0.1:0. TLS runs on both HTTP engines (undici's Pool, the wire pool).
+// TLS (server verification and mTLS, with certificates made in this process by testing/tls-certificates.ts)
+// and an HTTP proxy (a node:http CONNECT tunnel), on 127.0.0.1:0. TLS runs on both HTTP engines (undici's
+// Pool, the wire pool).
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConnectionError } from "../errors.js";
 import { startFakeServer } from "../testing/fake-server.js";
+import {
+  createTestCertificates,
+  type TestCertificates,
+  type TestPemName,
+} from "../testing/tls-certificates.js";
 import { createHttpClient } from "./http-client.js";
 
-let dir: string;
-const pem = (name: string) => readFileSync(join(dir, name), "utf8");
+let certs: TestCertificates;
+const pem = (name: TestPemName) => certs.pem(name).toString("utf8");
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-}
-
-/** The TLS tests make their certificates with the openssl CLI; without it they fail, saying why (.ci/run installs it). */
-const noOpenssl = spawnSync("openssl", ["version"]).status === 0 ? false : "the openssl CLI is not installed";
-
-before(() => {
-  if (noOpenssl)
-    throw new Error("this test needs the openssl CLI (apt-get install openssl; .ci/run installs it)");
-  dir = mkdtempSync(join(tmpdir(), "tbench-client-tls-"));
-  const key = (name: string) => openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", name);
-  key("ca.key");
-  openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=test-ca", "-days", "1", "-out", "ca.pem");
-  writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:inference.test\n");
-  for (const [name, ext] of [
-    ["server", ["-extfile", "server.ext"]],
-    ["client", []],
-  ] as const) {
-    key(`${name}.key`);
-    openssl("req", "-new", "-key", `${name}.key`, "-subj", `/CN=${name}`, "-out", `${name}.csr`);
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.pem",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-days",
-      "1",
-      "-out",
-      `${name}.pem`,
-      ...ext,
-    );
-  }
+before(async () => {
+  certs = await createTestCertificates({ serverDnsName: "inference.test" });
 });
-after(() => {
-  if (!noOpenssl) rmSync(dir, { recursive: true, force: true });
-});
+after(() => certs?.remove());
 
 async function startTlsServer(requestCert: boolean) {
   const sockets = new Set<Socket>();

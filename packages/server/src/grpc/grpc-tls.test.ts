@@ -1,9 +1,9 @@
 /**
  * The gRPC endpoint over TLS (`--grpc-use-ssl`) and mutual TLS (`--grpc-use-ssl-mutual`), on the real
- * server with openssl-made certificates, driven by @tbench/client's createGrpcClient: a client that trusts
- * the CA is served (infer included); one without it (verification is on by default), one trusting another
- * CA and a plaintext one are refused; with mTLS a client without a certificate is refused. A certificate
- * that does not load fails startup with its flag's name.
+ * server with certificates made in this process (testing/tls-certificates.ts), driven by @tbench/client's
+ * createGrpcClient: a client that trusts the CA is served (infer included); one without it (verification is
+ * on by default), one trusting another CA and a plaintext one are refused; with mTLS a client without a
+ * certificate is refused. A certificate that does not load fails startup with its flag's name.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -18,8 +18,8 @@ describe("gRPC over TLS and mutual TLS", () => {
   let repo: FixtureRepository;
   const servers: RunningServer[] = [];
 
-  before(() => {
-    certs = createTestCertificates();
+  before(async () => {
+    certs = await createTestCertificates();
     repo = createFixtureRepository({ simple: { config: "bundled" } });
   });
   after(async () => {

@@ -280,7 +280,7 @@ describe("HTTP front end in 2 threads: lifetimes", { timeout: 60_000 }, () => {
   });
 
   test("HTTPS: the front-end thread serves with the same certificate", async () => {
-    const certs = createTestCertificates();
+    const certs = await createTestCertificates();
     const core = createFakeCore();
     const server = await startServer({
       core,

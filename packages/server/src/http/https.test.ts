@@ -1,8 +1,9 @@
 /**
  * HTTPS on the HTTP front end (tbench-server's own --http-ssl-cert / --http-ssl-key; Triton has no HTTP
- * TLS), with openssl-made certificates, driven by @tbench/client's createHttpClient: a client that trusts
- * the CA is served; one without it (verification on by default) and plain HTTP are refused; a restricted API
- * is still restricted over HTTPS; a certificate that does not load fails startup naming the flags.
+ * TLS), with certificates made in this process (testing/tls-certificates.ts), driven by @tbench/client's
+ * createHttpClient: a client that trusts the CA is served; one without it (verification on by default) and
+ * plain HTTP are refused; a restricted API is still restricted over HTTPS; a certificate that does not load
+ * fails startup naming the flags.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -19,7 +20,7 @@ describe("HTTPS (--http-ssl-cert, --http-ssl-key)", () => {
   let server: RunningServer;
 
   before(async () => {
-    certs = createTestCertificates();
+    certs = await createTestCertificates();
     repo = createFixtureRepository({ simple: { config: "bundled" } });
     server = await startServer({
       modelRepository: repo.dir,

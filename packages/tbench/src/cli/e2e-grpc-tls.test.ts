@@ -1,73 +1,36 @@
 /**
  * tbench's `--ssl-grpc-*` flags (perf_analyzer's names) end to end against tbench-server's TLS gRPC
- * endpoint (`grpcTls`, the server's `--grpc-use-ssl` / `--grpc-use-ssl-mutual`), with openssl-made
- * certificates: the run succeeds trusting the CA, and with mutual TLS only when it presents its client
- * certificate; without the CA it fails before measuring.
+ * endpoint (`grpcTls`, the server's `--grpc-use-ssl` / `--grpc-use-ssl-mutual`), with certificates made in
+ * this process (testing/tls-certificates.ts): the run succeeds trusting the CA, and with mutual TLS only
+ * when it presents its client certificate; without the CA it fails before measuring.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
 import { parseResultJson } from "../report/json-result.js";
 import { runTbench } from "../testing/cli-harness.js";
+import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
 const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };
-// .ci/run installs openssl: without it this suite fails, saying so, rather than skipping.
-if (spawnSync("openssl", ["version"]).status !== 0)
-  throw new Error("this test needs the openssl CLI (apt-get install openssl; .ci/run installs it)");
-
 const run = runTbench;
 
-/** A CA, a server certificate it signs for 127.0.0.1, and a client certificate it signs. */
-async function makeCertificates(dir: string): Promise<void> {
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-  const key = (name: string) => openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", name);
-  key("ca.key");
-  openssl(
-    "req",
-    "-x509",
-    "-new",
-    "-key",
-    "ca.key",
-    "-subj",
-    "/CN=tbench-test-ca",
-    "-days",
-    "1",
-    "-out",
-    "ca.pem",
-  );
-  await writeFile(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  for (const [name, ext] of [
-    ["server", ["-extfile", "server.ext"]],
-    ["client", []],
-  ] as const) {
-    key(`${name}.key`);
-    openssl("req", "-new", "-key", `${name}.key`, "-subj", `/CN=${name}`, "-out", `${name}.csr`);
-    openssl(
-      ...["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"],
-      ...["-days", "1", "-out", `${name}.pem`, ...ext],
-    );
-  }
-}
-
 describe("tbench --ssl-grpc-* against tbench-server over TLS", { timeout: 120_000 }, () => {
-  let dir = "";
+  let certs: TestCertificates;
   const servers: RunningServer[] = [];
   const fast = ["-m", "simple", "-p", "300", "-r", "3", "-s", "100", "-i", "grpc"];
-  const file = (name: string) => join(dir, name);
+  /** A file in the certificates' temporary directory: a PEM file, or a result tbench writes there. */
+  const file = (name: string) => join(certs.dir, name);
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "tbench-grpc-tls-"));
-    await makeCertificates(dir);
+    certs = await createTestCertificates();
   });
   after(async () => {
     for (const s of servers) await s.close();
-    await rm(dir, { recursive: true, force: true });
+    certs?.remove();
   });
 
   const start = async (mutual: boolean) => {
