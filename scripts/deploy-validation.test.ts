@@ -17,7 +17,7 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { Job } from "kubernetes-models/batch/v1";
 import { PersistentVolumeClaim, Service } from "kubernetes-models/v1";
 import { parse, parseAllDocuments } from "yaml";
-import { skipWithout } from "./system-tools.js";
+import { skipWithout } from "./testing/system-tools.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const K8S = join(ROOT, "deploy/k8s");

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type RunningServer, silentLogger, startServer } from "@tbench/server";
-import { skipWithout } from "./system-tools.js";
+import { skipWithout } from "./testing/system-tools.js";
 
 const root = new URL("..", import.meta.url).pathname;
 /** The docs whose commands are checked (docs/reliability.md and docs/deploy.md hold no runnable tour). */

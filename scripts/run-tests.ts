@@ -18,7 +18,7 @@ import {
   type SystemToolName,
   systemToolsRequired,
   toolsInSkipReason,
-} from "./system-tools.js";
+} from "./testing/system-tools.js";
 
 /** What scripts/test-run-reporter.mjs writes. */
 interface TestRunSummary {

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { skipWithout } from "../../../scripts/system-tools.js";
+import { skipWithout } from "../../../scripts/testing/system-tools.js";
 import { inference, type ModelConfig, modelConfigType, protoRoot } from "./index.js";
 
 const withoutProtoc = skipWithout("protoc");

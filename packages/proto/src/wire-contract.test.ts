@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
-import { skipWithout } from "../../../scripts/system-tools.js";
+import { skipWithout } from "../../../scripts/testing/system-tools.js";
 import { grpc, grpcInferenceServiceMethods, healthServiceMethods, inference } from "./index.js";
 import { protoRoot } from "./proto-root.js";
 

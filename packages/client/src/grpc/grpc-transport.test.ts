@@ -7,17 +7,17 @@ import { after, before, describe, test } from "node:test";
 import * as grpcJs from "@grpc/grpc-js";
 import { inference, grpcInferenceServiceMethods as M } from "@tbench/proto";
 import {
+  createTestCertificates,
+  type TestCertificates,
+  type TestPemName,
+} from "../../../../scripts/testing/tls-certificates.js";
+import {
   ConnectionError,
   InvalidArgumentError,
   MalformedResponseError,
   UnavailableError,
 } from "../errors.js";
 import type { InferInput } from "../tensor-types.js";
-import {
-  createTestCertificates,
-  type TestCertificates,
-  type TestPemName,
-} from "../testing/tls-certificates.js";
 import { createGrpcClient } from "./grpc-client.js";
 import type { GrpcClientOptions } from "./grpc-client-options.js";
 import type { StreamResult } from "./grpc-inference-client.js";

@@ -6,13 +6,13 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { ConnectionError } from "../errors.js";
-import { startFakeServer } from "../testing/fake-server.js";
 import {
   createTestCertificates,
   type TestCertificates,
   type TestPemName,
-} from "../testing/tls-certificates.js";
+} from "../../../../scripts/testing/tls-certificates.js";
+import { ConnectionError } from "../errors.js";
+import { startFakeServer } from "../testing/fake-server.js";
 import { createHttpClient } from "./http-client.js";
 
 let certs: TestCertificates;

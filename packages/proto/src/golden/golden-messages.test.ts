@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { skipWithout } from "../../../../scripts/system-tools.js";
+import { skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { GOLDEN_CASES, JSON_FORM, plainBytes } from "./testing/golden-cases.js";
 import { protocDecode, protocEncode } from "./testing/protoc-cli.js";
 

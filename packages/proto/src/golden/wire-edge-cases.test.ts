@@ -3,7 +3,7 @@
 // entries in any order or repeated, a oneof written twice, and the ten-byte varint of a negative int32.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { skipWithout } from "../../../../scripts/system-tools.js";
+import { skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { inference } from "../index.js";
 import { hexBytes, JSON_FORM } from "./testing/golden-cases.js";
 import { protocDecode, protocEncode } from "./testing/protoc-cli.js";

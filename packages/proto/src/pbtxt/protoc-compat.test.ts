@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
+import { assertSystemTool, skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { modelConfigType } from "../proto-root.js";
 import { TextFormatError } from "./errors.js";
 import { parseTextFormat } from "./parser.js";

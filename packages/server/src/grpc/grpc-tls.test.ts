@@ -8,10 +8,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConnectionError, createGrpcClient, type GrpcClientOptions } from "@tbench/client";
+import {
+  createTestCertificates,
+  type TestCertificates,
+} from "../../../../scripts/testing/tls-certificates.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, type ServerOptions, startServer } from "../server.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
-import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
 describe("gRPC over TLS and mutual TLS", () => {
   let certs: TestCertificates;

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
+import { assertSystemTool, skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";

@@ -8,11 +8,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConnectionError, createHttpClient, PermissionDeniedError } from "@tbench/client";
+import {
+  createTestCertificates,
+  type TestCertificates,
+} from "../../../../scripts/testing/tls-certificates.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { rawRequest } from "../testing/raw-http-client.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
-import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
 describe("HTTPS (--http-ssl-cert, --http-ssl-key)", () => {
   let certs: TestCertificates;

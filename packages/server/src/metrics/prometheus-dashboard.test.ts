@@ -11,7 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { assertSystemTool, skipWithout } from "../../../../scripts/system-tools.js";
+import { assertSystemTool, skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { parseMetricsConfig } from "./metrics-config.js";

@@ -4,7 +4,7 @@
  * .ci/run requires every system tool (TBENCH_REQUIRE_SYSTEM_TOOLS): there the device can always be made, so
  * its absence is a broken setup and the tests run and fail.
  */
-import { SKIP_PREFIX, systemToolsRequired } from "../../../../scripts/system-tools.js";
+import { SKIP_PREFIX, systemToolsRequired } from "../../../../scripts/testing/system-tools.js";
 import { startWebGpuInstance } from "../instances/webgpu-executor.js";
 import { bundledModelFile } from "./test-fixtures.js";
 

@@ -10,9 +10,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
+import {
+  createTestCertificates,
+  type TestCertificates,
+} from "../../../../scripts/testing/tls-certificates.js";
 import { parseResultJson } from "../report/json-result.js";
 import { runTbench } from "../testing/cli-harness.js";
-import { createTestCertificates, type TestCertificates } from "../testing/tls-certificates.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
 const quiet = { error() {}, warn() {}, info() {}, verbose() {}, debug() {} };

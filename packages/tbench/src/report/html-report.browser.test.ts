@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { inflateSync } from "node:zlib";
-import { skipWithout } from "../../../../scripts/system-tools.js";
+import { skipWithout } from "../../../../scripts/testing/system-tools.js";
 import type { ChartRun } from "./chart-data.js";
 import { renderHtmlReport } from "./html-report.js";
 

@@ -3,8 +3,8 @@
  * and written as PEM files to a temporary directory: a CA, a server certificate it signs for 127.0.0.1 and
  * localhost (or another DNS name), a client certificate it signs, and an unrelated CA with a client
  * certificate of its own (a stranger's). Keys are P-256 in PKCS#8 PEM, which Node's tls and grpc-js take as
- * they are. The same file is in client's, server's and tbench's src/testing (a package's testing helpers are
- * its own); scripts/testing-copies.test.ts fails when they differ.
+ * they are. One file for the tests of every package (like scripts/testing/system-tools.ts): no package
+ * ships it.
  */
 import "reflect-metadata"; // @peculiar/x509's dependency injection (tsyringe) needs it loaded first
 import { randomBytes, webcrypto } from "node:crypto";
