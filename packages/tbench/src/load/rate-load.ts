@@ -1,4 +1,4 @@
-import { LATE_SEND_THRESHOLD_MS, nowMs } from "./clock.js";
+import { nowMs as clockNowMs, LATE_SEND_THRESHOLD_MS } from "./clock.js";
 import { classifyError, type RequestSender } from "./request-sender.js";
 import type { RequestTicket } from "./request-ticket.js";
 import type { SendSchedule } from "./schedule.js";
@@ -14,7 +14,26 @@ export interface RateLoadOptions {
    * threads); a due send that finds no free slot waits and is counted late. `Infinity` for open loop.
    */
   maxInFlight: number;
+  /** The clock and the event loop's timers (tests run the load on a simulated loop); Node's by default. */
+  timers?: RateLoadTimers;
 }
+
+/** What the load needs of the clock and the event loop. */
+export interface RateLoadTimers {
+  nowMs(): number;
+  setTimeout(callback: () => void, delayMs: number): unknown;
+  clearTimeout(handle: unknown): void;
+  setImmediate(callback: () => void): unknown;
+  clearImmediate(handle: unknown): void;
+}
+
+const nodeTimers: RateLoadTimers = {
+  nowMs: clockNowMs,
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setImmediate: (callback) => setImmediate(callback),
+  clearImmediate: (handle) => clearImmediate(handle as NodeJS.Immediate),
+};
 
 /** Open-loop load following a precomputed send schedule. */
 export interface RateLoad {
@@ -46,11 +65,12 @@ const SPIN_CREDIT_CAP_MS = 10;
  */
 export function createRateLoad(options: RateLoadOptions): RateLoad {
   const { sender, recorder, tickets, maxInFlight } = options;
+  const { nowMs, setTimeout, clearTimeout, setImmediate, clearImmediate } = options.timers ?? nodeTimers;
   let schedule: SendSchedule | undefined;
   let position = 0;
   let dueMs = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let immediate: NodeJS.Immediate | undefined;
+  let timer: unknown;
+  let immediate: unknown;
   let inFlight = 0;
   let blocked = false;
   let stopped = false;
