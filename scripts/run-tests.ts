@@ -7,9 +7,13 @@
  *
  * Arguments that start with "-" go to node (e.g. --test-name-pattern=...). Node 20's --test takes no globs,
  * so the files are collected here. TBENCH_TEST_CONCURRENCY sets how many files run at once (default 2).
+ *
+ * Files start longest first (by scripts/testing/test-durations.json, files it does not know before all), so
+ * that a long file does not start last and run alone at the end. TBENCH_WRITE_TEST_DURATIONS=1 rewrites
+ * that file from a whole run.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import {
@@ -56,6 +60,10 @@ if (files.length === 0) {
   console.error(`run-tests: no test files matched ${filters.join(", ")}`);
   process.exit(1);
 }
+const durationsFile = join(root, "scripts/testing/test-durations.json");
+const knownSeconds = JSON.parse(readFileSync(durationsFile, "utf8")) as Record<string, number>;
+const expected = (file: string) => knownSeconds[file] ?? Number.POSITIVE_INFINITY;
+files.sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 
 const concurrency = Number(process.env["TBENCH_TEST_CONCURRENCY"] ?? 2);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -85,12 +93,26 @@ const result = spawnSync(
 
 let summary: TestRunSummary | undefined;
 try {
-  summary = JSON.parse(readFileSync(summaryFile, "utf8")) as TestRunSummary;
+  const text = readFileSync(summaryFile, "utf8");
+  summary = JSON.parse(text) as TestRunSummary;
+  // The last run's per-file figures, kept for a look afterwards.
+  mkdirSync(join(root, "node_modules/.cache/tbench"), { recursive: true });
+  writeFileSync(join(root, "node_modules/.cache/tbench/last-test-run.json"), text);
 } catch {
   // The run died before the reporter wrote; node's own output says why.
 }
 rmSync(workDir, { recursive: true, force: true });
-if (summary !== undefined) printSummary(summary);
+if (summary !== undefined) {
+  printSummary(summary);
+  if (process.env["TBENCH_WRITE_TEST_DURATIONS"] === "1" && filters.length === 0) {
+    const seconds = Object.fromEntries(
+      summary.files
+        .map(({ file, wallMs }) => [file, Math.round(wallMs / 100) / 10] as const)
+        .sort(([a], [b]) => a.localeCompare(b)),
+    );
+    writeFileSync(durationsFile, `${JSON.stringify(seconds, null, 2)}\n`);
+  }
+}
 process.exit(result.status ?? 1);
 
 function printSummary({ files: outcomes, skipped }: TestRunSummary): void {
@@ -120,7 +142,10 @@ function printSummary({ files: outcomes, skipped }: TestRunSummary): void {
     }
     const tools = [...missing.keys()];
     const debian = [...new Set(tools.flatMap((tool) => SYSTEM_TOOLS[tool].debian))];
-    const macos = [...new Set(tools.map((tool) => SYSTEM_TOOLS[tool].macos))];
+    // Entries in brackets say there is nothing to install there.
+    const macos = [...new Set(tools.map((tool) => SYSTEM_TOOLS[tool].macos))].filter(
+      (m) => !m.startsWith("("),
+    );
     lines.push("  Install them all:");
     lines.push(`    Debian/Ubuntu: sudo apt-get install ${debian.join(" ")}`);
     lines.push(`    macOS:         ${macos.join(" && ")}`);

@@ -11,6 +11,11 @@ import { spawnSync } from "node:child_process";
 /** The environment variable `.ci/run` sets: tests whose tool is missing fail instead of skipping. */
 export const REQUIRE_TOOLS_ENV = "TBENCH_REQUIRE_SYSTEM_TOOLS";
 
+/** Names the Python interpreter that has grpcio (default Debian's, where apt puts python3-grpcio). */
+export const PYTHON_ENV = "TBENCH_PYTHON";
+/** The interpreter the Python gRPC client test runs: `python3` on PATH may be a pyenv shim without grpcio. */
+export const PYTHON_WITH_GRPC = process.env[PYTHON_ENV] || "/usr/bin/python3";
+
 export interface SystemTool {
   /** What the tests check with it (the README's table of optional tools says the same). */
   readonly adds: string;
@@ -59,7 +64,7 @@ export const SYSTEM_TOOLS = {
     adds: "Python's grpcio, a gRPC client we did not write, drives tbench-server (with protoc's Python classes)",
     debian: ["python3-grpcio", "python3-protobuf"],
     macos: "pip3 install grpcio 'protobuf<4'",
-    probe: ["/usr/bin/python3", "-c", "import grpc, google.protobuf"],
+    probe: [PYTHON_WITH_GRPC, "-c", "import grpc, google.protobuf"],
   },
   vulkan: {
     adds: "KIND_GPU models run on onnxruntime's WebGPU provider over a (software) Vulkan device",

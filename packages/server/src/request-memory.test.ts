@@ -94,7 +94,12 @@ function bytesSection(count: number, length: number): Buffer {
 
 function memoryKiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]);
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  assert.ok(
+    match !== null,
+    `tbench-server (pid ${pid}) has no ${field}: it exited (${status.split("\n")[2]})`,
+  );
+  return Number(match[1]);
 }
 
 /** tbench-server from source in a child process, serving `models` on a free port. */
@@ -135,7 +140,7 @@ async function startChild(models: readonly string[], extraArgs: readonly string[
     child.kill("SIGKILL");
     await once(child, "exit");
   };
-  return { child: child as ChildProcess, url, close };
+  return { child: child as ChildProcess, url, close, stderr: () => stderr.slice(-4000) };
 }
 
 /** Sends `body`; returns the answer and how far it raised the server's RSS (peak during it minus before). */
@@ -339,6 +344,12 @@ describe("the largest request of each datatype", { timeout: 120_000 }, () => {
           growth <= bound,
           `RSS grew ${(growth / MIB).toFixed(0)} MiB, bound ${(bound / MIB).toFixed(0)} MiB`,
         );
+      } catch (error) {
+        const { exitCode, signalCode } = server.child;
+        if (exitCode === null && signalCode === null) throw error;
+        throw new Error(`tbench-server died (${exitCode ?? signalCode}); its stderr: ${server.stderr()}`, {
+          cause: error,
+        });
       } finally {
         await server.close();
       }

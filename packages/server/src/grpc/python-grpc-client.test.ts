@@ -14,13 +14,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { assertSystemTool, skipWithout } from "../../../../scripts/testing/system-tools.js";
+import { assertSystemTool, PYTHON_WITH_GRPC, skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
 import { createFixtureRepository, type FixtureRepository } from "../testing/test-fixtures.js";
 
-// The system interpreter, where apt puts python3-grpcio; `python3` on PATH may be a pyenv shim without it.
-const PYTHON = "/usr/bin/python3";
+const PYTHON = PYTHON_WITH_GRPC;
 const protoDir = fileURLToPath(new URL("../../../../proto/", import.meta.url));
 const probeScript = fileURLToPath(new URL("../testing/python-grpc-probe.py", import.meta.url));
 
