@@ -8,7 +8,7 @@
  * Arguments that start with "-" go to node (e.g. --test-name-pattern=...). Node 20's --test takes no globs,
  * so the files are collected here. TBENCH_TEST_CONCURRENCY sets how many files run at once (default 2).
  *
- * Files start longest first (by scripts/testing/test-durations.json, files it does not know before all), so
+ * Files start longest first (by scripts/testing/test-durations.json; files it does not know come last), so
  * that a long file does not start last and run alone at the end. TBENCH_WRITE_TEST_DURATIONS=1 rewrites
  * that file from a whole run.
  */
@@ -62,7 +62,7 @@ if (files.length === 0) {
 }
 const durationsFile = join(root, "scripts/testing/test-durations.json");
 const knownSeconds = JSON.parse(readFileSync(durationsFile, "utf8")) as Record<string, number>;
-const expected = (file: string) => knownSeconds[file] ?? Number.POSITIVE_INFINITY;
+const expected = (file: string) => knownSeconds[file] ?? 0;
 files.sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 
 const concurrency = Number(process.env["TBENCH_TEST_CONCURRENCY"] ?? 2);
