@@ -148,7 +148,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
         .then(
           (response) => callback(null, response),
           (error: unknown) => {
-            const status = grpcStatusOf(error);
+            const status = grpcStatusOf(error, call.request);
             callback({ code: status.code, details: status.details, name: "", message: status.details });
           },
         )

@@ -72,9 +72,9 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
         if (!over) call.write(response);
       }
     };
-    const endWithError = (error: unknown): void => {
+    const endWithError = (error: unknown, request: ModelInferRequest): void => {
       if (over) return;
-      const status = grpcStatusOf(error);
+      const status = grpcStatusOf(error, request);
       finish();
       controller.abort(new Error("the stream ended with an error (triton_grpc_error)"));
       call.emit("error", { code: status.code, details: status.details, message: status.details });
@@ -107,8 +107,8 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
           },
           (error: unknown) => {
             // Marked by the scheduler that had accepted the request (core/failed-after-issue.ts).
-            if (errorMode && failedAfterIssue(error)) endWithError(error);
-            else answer({ error_message: grpcStatusOf(error).details, infer_response: { id } });
+            if (errorMode && failedAfterIssue(error)) endWithError(error, request);
+            else answer({ error_message: grpcStatusOf(error, request).details, infer_response: { id } });
           },
         )
         .finally(() => {
