@@ -15,8 +15,23 @@ import type { ChannelOptions } from "@grpc/grpc-js";
 export const GRPC_COMPRESSION_LEVELS = ["none", "low", "medium", "high"] as const;
 export type GrpcCompressionLevel = (typeof GRPC_COMPRESSION_LEVELS)[number];
 
+/**
+ * Default bound on one gRPC message each way, in bytes: 64 MiB, as --http-max-input-size. Triton sets
+ * INT32_MAX and has no flag; unbounded, a 2 GiB message took the server from 0.7 to 4.8 GB before it was
+ * refused (issue 36). At about 2-4x its size in memory while it is decoded and run, 8 messages of 64 MiB
+ * at once stay near 2 GiB.
+ */
+export const DEFAULT_GRPC_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** Settings of the gRPC endpoint (every field optional; Triton's default where absent). */
 export interface GrpcServerSettings {
+  /**
+   * --grpc-max-receive-message-size: largest request message in bytes. grpc-js reads each message's
+   * length prefix and answers RESOURCE_EXHAUSTED before buffering a larger one. Default 64 MiB.
+   */
+  readonly maxReceiveMessageBytes?: number;
+  /** --grpc-max-send-message-size: largest response message in bytes (RESOURCE_EXHAUSTED). Default 64 MiB. */
+  readonly maxSendMessageBytes?: number;
   /** --grpc-keepalive-time: ms between keepalive pings the server sends. Default 7200000 (2 hours). */
   readonly keepaliveTimeMs?: number;
   /** --grpc-keepalive-timeout: ms to wait for a ping's acknowledgement before closing. Default 20000. */
@@ -37,8 +52,10 @@ export interface GrpcServerSettings {
   readonly inferResponseCompressionLevel?: GrpcCompressionLevel;
 }
 
-/** Triton's defaults (KeepAliveOptions). */
+/** Triton's defaults (KeepAliveOptions), and ours for the message sizes. */
 export const GRPC_SETTING_DEFAULTS = Object.freeze({
+  maxReceiveMessageBytes: DEFAULT_GRPC_MAX_MESSAGE_BYTES,
+  maxSendMessageBytes: DEFAULT_GRPC_MAX_MESSAGE_BYTES,
   keepaliveTimeMs: 7_200_000,
   keepaliveTimeoutMs: 20_000,
   keepalivePermitWithoutCalls: false,
@@ -54,6 +71,8 @@ export const GRPC_SETTING_DEFAULTS = Object.freeze({
 export function grpcChannelOptions(settings: GrpcServerSettings): ChannelOptions {
   const s = { ...GRPC_SETTING_DEFAULTS, ...settings };
   const options: ChannelOptions = {
+    "grpc.max_receive_message_length": s.maxReceiveMessageBytes,
+    "grpc.max_send_message_length": s.maxSendMessageBytes,
     "grpc.keepalive_time_ms": s.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
     // Read by gRPC core, not by grpc-js's server: passed so the options say what was asked.
