@@ -256,8 +256,8 @@ test("gRPC endpoint flags: Triton's names, validated, passed as grpcSettings onl
   );
 });
 
-test("gRPC message size flags: bytes, 64 MiB by default, at most INT32_MAX", () => {
-  assert.equal(DEFAULT_GRPC_MAX_MESSAGE_BYTES, 64 * 1024 * 1024);
+test("gRPC message size flags: bytes, 128 MiB by default, at most INT32_MAX", () => {
+  assert.equal(DEFAULT_GRPC_MAX_MESSAGE_BYTES, 128 * 1024 * 1024);
   assert.deepEqual(
     parse(
       "--model-repository=m",

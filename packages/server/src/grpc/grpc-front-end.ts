@@ -2,7 +2,7 @@
  * tbench-server's gRPC front end: inference.GRPCInferenceService and grpc.health.v1.Health on
  * @grpc/grpc-js, with the serializers protobufjs generated in @tbench/proto (no runtime .proto loading).
  * Like http/, it only decodes and encodes; the InferenceCore does the rest. Message sizes are bounded
- * both ways (--grpc-max-receive-message-size, --grpc-max-send-message-size, 64 MiB by default; Triton sets
+ * both ways (--grpc-max-receive-message-size, --grpc-max-send-message-size, 128 MiB by default; Triton sets
  * INT32_MAX): grpc-js refuses a larger request from its length prefix, before buffering it, and an infer
  * response is measured once encoded and refused naming its model. Requests compressed with gzip or
  * deflate are accepted (grpc-js decompresses them, within the same bound).
