@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { DEFAULT_GRPC_MAX_MESSAGE_BYTES, grpcChannelOptions } from "../grpc/grpc-server-settings.js";
 import { CliUsageError, parseServerArgs } from "./server-args.js";
 
 const parse = (...argv: string[]) => parseServerArgs(argv, () => {});
@@ -252,5 +253,30 @@ test("gRPC endpoint flags: Triton's names, validated, passed as grpcSettings onl
   assert.throws(
     () => parse("--model-repository=m", "--grpc-keepalive-permit-without-calls=maybe"),
     new CliUsageError("invalid --grpc-keepalive-permit-without-calls 'maybe': expected true or false"),
+  );
+});
+
+test("gRPC message size flags: bytes, 128 MiB by default, at most INT32_MAX", () => {
+  assert.equal(DEFAULT_GRPC_MAX_MESSAGE_BYTES, 128 * 1024 * 1024);
+  assert.deepEqual(
+    parse(
+      "--model-repository=m",
+      "--grpc-max-receive-message-size=1048576",
+      "--grpc-max-send-message-size",
+      "2048",
+    ).options?.grpcSettings,
+    { maxReceiveMessageBytes: 1048576, maxSendMessageBytes: 2048 },
+  );
+  assert.deepEqual(grpcChannelOptions({})["grpc.max_receive_message_length"], DEFAULT_GRPC_MAX_MESSAGE_BYTES);
+  assert.deepEqual(grpcChannelOptions({})["grpc.max_send_message_length"], DEFAULT_GRPC_MAX_MESSAGE_BYTES);
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-max-receive-message-size=0"),
+    new CliUsageError("invalid --grpc-max-receive-message-size '0': expected a positive size in bytes"),
+  );
+  assert.throws(
+    () => parse("--model-repository=m", "--grpc-max-send-message-size=2147483648"),
+    new CliUsageError(
+      "invalid --grpc-max-send-message-size '2147483648': expected at most 2147483647 bytes (INT32_MAX, Triton's own limit)",
+    ),
   );
 });

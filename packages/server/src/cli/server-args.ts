@@ -8,6 +8,7 @@ import { Command, CommanderError, Option } from "commander";
 import { z } from "zod";
 import { parseRestrictions, type RestrictedApis, RestrictionFlagError } from "../core/restricted-api.js";
 import {
+  DEFAULT_GRPC_MAX_MESSAGE_BYTES,
   GRPC_COMPRESSION_LEVELS,
   GRPC_SETTING_DEFAULTS,
   type GrpcCompressionLevel,
@@ -81,6 +82,13 @@ const grpcInt = z.coerce
   .min(0, "expected a number >= 0")
   .max(2 ** 31 - 1, "expected a number <= 2147483647");
 
+/** A gRPC message bound in bytes: grpc-js reads lengths as 32-bit; Triton's own bound is INT32_MAX. */
+const grpcMessageSize = z.coerce
+  .number({ error: "expected a size in bytes" })
+  .int("expected a whole number of bytes")
+  .positive("expected a positive size in bytes")
+  .max(2 ** 31 - 1, "expected at most 2147483647 bytes (INT32_MAX, Triton's own limit)");
+
 const timeoutMs = z.coerce
   .number({ error: "expected a number of milliseconds" })
   .int("expected a whole number of milliseconds")
@@ -135,6 +143,8 @@ const argsSchema = z.object({
   grpcHttp2MaxPingStrikes: grpcInt.optional(),
   grpcMaxConnectionAge: grpcInt.optional(),
   grpcMaxConnectionAgeGrace: grpcInt.optional(),
+  grpcMaxReceiveMessageSize: grpcMessageSize.optional(),
+  grpcMaxSendMessageSize: grpcMessageSize.optional(),
   // Triton lowercases the value before comparing.
   grpcInferResponseCompressionLevel: z
     .string()
@@ -206,6 +216,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcHttp2MaxPingStrikes: "--grpc-http2-max-ping-strikes",
   grpcMaxConnectionAge: "--grpc-max-connection-age",
   grpcMaxConnectionAgeGrace: "--grpc-max-connection-age-grace",
+  grpcMaxReceiveMessageSize: "--grpc-max-receive-message-size",
+  grpcMaxSendMessageSize: "--grpc-max-send-message-size",
   grpcInferResponseCompressionLevel: "--grpc-infer-response-compression-level",
   grpcInferAllocationPoolSize: "--grpc-infer-allocation-pool-size",
   grpcInferThreadCount: "--grpc-infer-thread-count",
@@ -329,6 +341,16 @@ function createProgram(): Command {
       "ms calls may go on after the connection's max age (default: unlimited)",
     )
     .option(
+      "--grpc-max-receive-message-size <bytes>",
+      "largest gRPC request message in bytes; a larger one is answered RESOURCE_EXHAUSTED before it is read " +
+        `whole (default ${DEFAULT_GRPC_MAX_MESSAGE_BYTES}; Triton: INT32_MAX, no flag)`,
+    )
+    .option(
+      "--grpc-max-send-message-size <bytes>",
+      "largest gRPC response message in bytes; a larger infer response is answered RESOURCE_EXHAUSTED " +
+        `naming its model (default ${DEFAULT_GRPC_MAX_MESSAGE_BYTES}; Triton: INT32_MAX, no flag)`,
+    )
+    .option(
       "--grpc-infer-response-compression-level <level>",
       "none, low, medium or high: Triton's flag, accepted; grpc-js sends responses uncompressed (default none)",
     )
@@ -394,6 +416,8 @@ function grpcSettingsOf(a: z.infer<typeof argsSchema>): GrpcServerSettings | und
     ["http2MaxPingStrikes", a.grpcHttp2MaxPingStrikes],
     ["maxConnectionAgeMs", a.grpcMaxConnectionAge],
     ["maxConnectionAgeGraceMs", a.grpcMaxConnectionAgeGrace],
+    ["maxReceiveMessageBytes", a.grpcMaxReceiveMessageSize],
+    ["maxSendMessageBytes", a.grpcMaxSendMessageSize],
     ["inferResponseCompressionLevel", a.grpcInferResponseCompressionLevel],
   ];
   const given = entries.filter(([, value]) => value !== undefined);

@@ -1,9 +1,11 @@
 /**
  * tbench-server's gRPC front end: inference.GRPCInferenceService and grpc.health.v1.Health on
  * @grpc/grpc-js, with the serializers protobufjs generated in @tbench/proto (no runtime .proto loading).
- * Like http/, it only decodes and encodes; the InferenceCore does the rest. Message sizes are unlimited
- * both ways (Triton sets INT32_MAX; grpc-js's 4 MiB default receive limit would refuse large tensors).
- * Requests compressed with gzip or deflate are accepted (grpc-js decompresses them).
+ * Like http/, it only decodes and encodes; the InferenceCore does the rest. Message sizes are bounded
+ * both ways (--grpc-max-receive-message-size, --grpc-max-send-message-size, 128 MiB by default; Triton sets
+ * INT32_MAX): grpc-js refuses a larger request from its length prefix, before buffering it, and an infer
+ * response is measured once encoded and refused naming its model. Requests compressed with gzip or
+ * deflate are accepted (grpc-js decompresses them, within the same bound).
  *
  * close() is Triton's graceful stop (GracefulStop: Shutdown, DisableNewConnections, wait up to
  * --exit-timeout-secs): no new calls or connections; an infer request that still arrives, on an open
@@ -22,7 +24,7 @@ import { API_HANDLERS, healthCheck } from "./api-handlers.js";
 import { type GrpcServerSettings, grpcChannelOptions, ignoredGrpcSettings } from "./grpc-server-settings.js";
 import { grpcStatusOf } from "./grpc-status.js";
 import { type GrpcTlsOptions, serverCredentials } from "./grpc-tls.js";
-import { type InferContext, runInfer } from "./infer-handlers.js";
+import { type InferContext, runUnaryInfer } from "./infer-handlers.js";
 import { createProtocolGuard } from "./restricted-protocols.js";
 import { type StreamCall, serveStream } from "./stream-infer-handler.js";
 
@@ -95,7 +97,9 @@ function serviceDefinition(table: Readonly<Record<string, MethodTable>>): grpcJs
       responseStream: method.responseStream,
       requestSerialize: (value) => toBuffer(requestType.encode(value).finish()),
       requestDeserialize: (bytes) => requestType.decode(bytes),
-      responseSerialize: (value) => toBuffer(responseType.encode(value).finish()),
+      // An infer response arrives encoded already (its size was checked against the send bound).
+      responseSerialize: (value) =>
+        Buffer.isBuffer(value) ? value : toBuffer(responseType.encode(value).finish()),
       responseDeserialize: (bytes) => responseType.decode(bytes),
       originalName: name,
     };
@@ -112,18 +116,18 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
   const settings = options.settings ?? {};
   // Checked before anything is started: a bad certificate fails startup with its name.
   const credentials = serverCredentials(options.tls);
-  const server = new grpcJs.Server({
-    "grpc.max_receive_message_length": -1,
-    "grpc.max_send_message_length": -1,
+  const channelOptions: grpcJs.ChannelOptions = {
     ...grpcChannelOptions(settings),
     ...options.channelOptions,
-  });
+  };
+  const server = new grpcJs.Server(channelOptions);
   for (const ignored of ignoredGrpcSettings(settings))
     logger.warn(`gRPC: ${ignored} is accepted but has no effect (@grpc/grpc-js does not support it)`);
   let accepting = true;
   const context: InferContext = {
     core,
     maxBytesTensorElements: options.maxBytesTensorElements,
+    maxSendMessageBytes: channelOptions["grpc.max_send_message_length"] ?? -1,
     accepting: () => accepting,
   };
   const inFlight = new Set<AbortController>();
@@ -148,7 +152,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
         .then(
           (response) => callback(null, response),
           (error: unknown) => {
-            const status = grpcStatusOf(error);
+            const status = grpcStatusOf(error, call.request);
             callback({ code: status.code, details: status.details, name: "", message: status.details });
           },
         )
@@ -162,7 +166,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
     );
   }
   implementation["ModelInfer"] = unary("ModelInfer", (request, signal) =>
-    runInfer(context, request as Parameters<typeof runInfer>[1], signal),
+    runUnaryInfer(context, request as Parameters<typeof runUnaryInfer>[1], signal),
   );
   // destroy() cancels open streams through grpc-js (forceShutdown), which aborts what they have queued.
   implementation["ModelStreamInfer"] = (call: grpcJs.ServerDuplexStream<unknown, unknown>) => {

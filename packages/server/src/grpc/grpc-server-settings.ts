@@ -15,8 +15,24 @@ import type { ChannelOptions } from "@grpc/grpc-js";
 export const GRPC_COMPRESSION_LEVELS = ["none", "low", "medium", "high"] as const;
 export type GrpcCompressionLevel = (typeof GRPC_COMPRESSION_LEVELS)[number];
 
+/**
+ * Default bound on one gRPC message each way, in bytes: 128 MiB. Triton sets INT32_MAX and has no flag;
+ * unbounded, a 2 GiB message took the server from 0.7 to 4.8 GB before it was refused (issue 36). Twice
+ * --http-max-input-size's 64 MiB so that a 64 MiB tensor (what the client and server tests send both
+ * ways) still fits with its message around it; 8 such requests and their answers at once took the
+ * server to about 2.3 GiB (docs/reliability.md).
+ */
+export const DEFAULT_GRPC_MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+
 /** Settings of the gRPC endpoint (every field optional; Triton's default where absent). */
 export interface GrpcServerSettings {
+  /**
+   * --grpc-max-receive-message-size: largest request message in bytes. grpc-js reads each message's
+   * length prefix and answers RESOURCE_EXHAUSTED before buffering a larger one. Default 128 MiB.
+   */
+  readonly maxReceiveMessageBytes?: number;
+  /** --grpc-max-send-message-size: largest response message in bytes (RESOURCE_EXHAUSTED). Default 128 MiB. */
+  readonly maxSendMessageBytes?: number;
   /** --grpc-keepalive-time: ms between keepalive pings the server sends. Default 7200000 (2 hours). */
   readonly keepaliveTimeMs?: number;
   /** --grpc-keepalive-timeout: ms to wait for a ping's acknowledgement before closing. Default 20000. */
@@ -37,8 +53,10 @@ export interface GrpcServerSettings {
   readonly inferResponseCompressionLevel?: GrpcCompressionLevel;
 }
 
-/** Triton's defaults (KeepAliveOptions). */
+/** Triton's defaults (KeepAliveOptions), and ours for the message sizes. */
 export const GRPC_SETTING_DEFAULTS = Object.freeze({
+  maxReceiveMessageBytes: DEFAULT_GRPC_MAX_MESSAGE_BYTES,
+  maxSendMessageBytes: DEFAULT_GRPC_MAX_MESSAGE_BYTES,
   keepaliveTimeMs: 7_200_000,
   keepaliveTimeoutMs: 20_000,
   keepalivePermitWithoutCalls: false,
@@ -54,6 +72,8 @@ export const GRPC_SETTING_DEFAULTS = Object.freeze({
 export function grpcChannelOptions(settings: GrpcServerSettings): ChannelOptions {
   const s = { ...GRPC_SETTING_DEFAULTS, ...settings };
   const options: ChannelOptions = {
+    "grpc.max_receive_message_length": s.maxReceiveMessageBytes,
+    "grpc.max_send_message_length": s.maxSendMessageBytes,
     "grpc.keepalive_time_ms": s.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
     // Read by gRPC core, not by grpc-js's server: passed so the options say what was asked.

@@ -1,10 +1,12 @@
 /**
  * How errors leave the gRPC front end: a gRPC status with the code Triton's GrpcStatusUtil::CodeToStatus
- * gives the core's error code (@tbench/proto's status table) and the message unchanged. Also the version
- * string rule every model RPC shares (Triton's GetModelVersionFromString).
+ * gives the core's error code (@tbench/proto's status table) and the message in Triton's words, with the
+ * client's text in it cut short and the whole bounded (client-text.ts). Also the version string rule every
+ * model RPC shares (Triton's GetModelVersionFromString).
  */
 import { GRPC_STATUS } from "@tbench/proto";
 import { GRPC_STATUS_BY_ERROR, ServerError } from "../core/server-error.js";
+import { boundedMessage } from "./client-text.js";
 
 /** A gRPC status to answer: code and details, as @grpc/grpc-js takes them. */
 export interface GrpcStatus {
@@ -12,12 +14,27 @@ export interface GrpcStatus {
   readonly details: string;
 }
 
-/** The status for any error thrown while serving a call. */
-export function grpcStatusOf(error: unknown): GrpcStatus {
-  if (error instanceof ServerError)
-    return { code: GRPC_STATUS_BY_ERROR[error.status], details: error.message };
+/** An error the gRPC front end answers with a gRPC code the core has no name for (RESOURCE_EXHAUSTED). */
+export class GrpcStatusError extends Error {
+  override readonly name = "GrpcStatusError";
+  readonly code: number;
+
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The status for any error thrown while serving `request` (its long strings are not echoed whole). */
+export function grpcStatusOf(error: unknown, request?: unknown): GrpcStatus {
+  const status = (code: number, message: string): GrpcStatus => ({
+    code,
+    details: boundedMessage(message, request),
+  });
+  if (error instanceof ServerError) return status(GRPC_STATUS_BY_ERROR[error.status], error.message);
+  if (error instanceof GrpcStatusError) return status(error.code, error.message);
   const message = error instanceof Error ? error.message : String(error);
-  return { code: GRPC_STATUS.INTERNAL, details: `internal error: ${message}` };
+  return status(GRPC_STATUS.INTERNAL, `internal error: ${message}`);
 }
 
 /** An INVALID_ARG core error (Triton's code for every malformed request). */

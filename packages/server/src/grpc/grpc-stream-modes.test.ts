@@ -340,6 +340,8 @@ describe("compression", () => {
 
 test("keepalive settings become grpc-js options under gRPC core's names, Triton's defaults otherwise", () => {
   assert.deepEqual(grpcChannelOptions({}), {
+    "grpc.max_receive_message_length": 128 * 1024 * 1024,
+    "grpc.max_send_message_length": 128 * 1024 * 1024,
     "grpc.keepalive_time_ms": 7_200_000,
     "grpc.keepalive_timeout_ms": 20_000,
     "grpc.keepalive_permit_without_calls": 0,
@@ -356,6 +358,8 @@ test("keepalive settings become grpc-js options under gRPC core's names, Triton'
       maxConnectionAgeGraceMs: 5000,
     }),
     {
+      "grpc.max_receive_message_length": 128 * 1024 * 1024,
+      "grpc.max_send_message_length": 128 * 1024 * 1024,
       "grpc.keepalive_time_ms": 1000,
       "grpc.keepalive_timeout_ms": 500,
       "grpc.keepalive_permit_without_calls": 1,

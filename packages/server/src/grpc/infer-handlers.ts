@@ -2,9 +2,10 @@
  * ModelInfer: decode, run through the core (aborted when the client cancels), answer the encoded response
  * or the error's status. The stream (stream-infer-handler.ts) runs each of its requests through runInfer.
  */
-import type { inference } from "@tbench/proto";
+import { GRPC_STATUS, inference } from "@tbench/proto";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceCore } from "../core/types.js";
+import { GrpcStatusError } from "./grpc-status.js";
 import { decodeGrpcInferRequest } from "./infer-request-decoder.js";
 import { encodeGrpcInferResponse } from "./infer-response-encoder.js";
 
@@ -18,6 +19,8 @@ export const SHUTTING_DOWN = "GRPC server is shutting down and has stopped accep
 export interface InferContext {
   readonly core: InferenceCore;
   readonly maxBytesTensorElements: number;
+  /** --grpc-max-send-message-size in bytes; -1: none. */
+  readonly maxSendMessageBytes: number;
   /** False once close() began: requests arriving on open streams are refused, as Triton refuses them. */
   readonly accepting: () => boolean;
 }
@@ -34,4 +37,37 @@ export async function runInfer(
     signal,
   });
   return encodeGrpcInferResponse(await context.core.infer(decoded));
+}
+
+/**
+ * `response` encoded as `type`, or RESOURCE_EXHAUSTED naming its model when it is over the send bound
+ * (gRPC core's words, then which model and which flag): the front end sends the bytes as they are, so
+ * the response is serialized once.
+ */
+export function encodeWithinSendBound<T>(
+  context: InferContext,
+  type: { encode(message: T): { finish(): Uint8Array } },
+  message: T,
+  response: ModelInferResponse,
+): Buffer {
+  const bytes = type.encode(message).finish();
+  const limit = context.maxSendMessageBytes;
+  if (limit >= 0 && bytes.byteLength > limit) {
+    throw new GrpcStatusError(
+      GRPC_STATUS.RESOURCE_EXHAUSTED,
+      `Sent message larger than max (${bytes.byteLength} vs. ${limit}): the response of model ` +
+        `'${response.model_name}' version ${response.model_version}; --grpc-max-send-message-size raises the limit`,
+    );
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A unary ModelInfer: the encoded response (within the send bound), or the error. */
+export async function runUnaryInfer(
+  context: InferContext,
+  request: ModelInferRequest,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  const response = await runInfer(context, request, signal);
+  return encodeWithinSendBound(context, inference.ModelInferResponse, response, response);
 }

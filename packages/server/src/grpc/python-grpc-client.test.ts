@@ -152,6 +152,11 @@ describe("a Python grpcio client against tbench-server", {
       code: "NOT_FOUND",
       details: "Request for unknown model: 'nope' is not found",
     });
+    // Before issue 36 the whole name went into grpc-message, past grpcio's metadata limit.
+    assert.deepEqual(error("model_metadata_long_name"), {
+      code: "NOT_FOUND",
+      details: `Request for unknown model: '${"m".repeat(256)}… (1048576 characters)' is not found`,
+    });
     const config = answer("model_config")["config"] as Any;
     assert.equal(config["name"], "simple");
     assert.equal(config["platform"], "onnxruntime_onnx");

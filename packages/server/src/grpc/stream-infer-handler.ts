@@ -15,10 +15,10 @@
  * request is issued (decoding, unknown model, validation, a full queue: what TRITONSERVER_ServerInferAsync
  * returns itself) are still answered in `error_message` there, and the stream stays open.
  */
-import type { inference } from "@tbench/proto";
+import { inference } from "@tbench/proto";
 import { failedAfterIssue } from "../core/failed-after-issue.js";
 import { grpcStatusOf } from "./grpc-status.js";
-import { type InferContext, runInfer } from "./infer-handlers.js";
+import { encodeWithinSendBound, type InferContext, runInfer } from "./infer-handlers.js";
 import { wantsEmptyFinalResponse } from "./infer-request-decoder.js";
 
 type ModelInferRequest = inference.ModelInferRequest;
@@ -30,7 +30,8 @@ export interface StreamCall {
   on(event: "data", listener: (request: ModelInferRequest) => void): unknown;
   on(event: "end" | "cancelled", listener: () => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
-  write(response: StreamResponse): unknown;
+  /** A response's properties, or its bytes already encoded (the front end's serializer passes them on). */
+  write(response: StreamResponse | Buffer): unknown;
   end(): void;
   /** grpc-js ends a server stream with the status of an emitted error (ServerDuplexStreamImpl). */
   emit(event: "error", error: { code: number; details: string; message: string }): boolean;
@@ -65,16 +66,16 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
     };
     // Answers in request order: each request holds a slot; a slot's answer is written once every slot
     // before it has been written.
-    const slots: Array<{ response: StreamResponse | undefined }> = [];
+    const slots: Array<{ response: StreamResponse | Buffer | undefined }> = [];
     const flush = (): void => {
       while (slots.length > 0 && slots[0]?.response !== undefined) {
-        const { response } = slots.shift() as { response: StreamResponse };
+        const { response } = slots.shift() as { response: StreamResponse | Buffer };
         if (!over) call.write(response);
       }
     };
-    const endWithError = (error: unknown): void => {
+    const endWithError = (error: unknown, request: ModelInferRequest): void => {
       if (over) return;
-      const status = grpcStatusOf(error);
+      const status = grpcStatusOf(error, request);
       finish();
       controller.abort(new Error("the stream ended with an error (triton_grpc_error)"));
       call.emit("error", { code: status.code, details: status.details, message: status.details });
@@ -82,33 +83,45 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
     call.on("data", (request: ModelInferRequest) => {
       if (over) return;
       pending++;
-      const slot: { response: StreamResponse | undefined } = { response: undefined };
+      const id = request.id;
+      const slot: { response: StreamResponse | Buffer | undefined } = { response: undefined };
       slots.push(slot);
-      const answer = (response: StreamResponse): void => {
+      const answer = (response: StreamResponse | Buffer): void => {
         slot.response = response;
         flush();
       };
-      const id = request.id;
+      const fail = (error: unknown): void =>
+        answer({ error_message: grpcStatusOf(error, request).details, infer_response: { id } });
+      // A response over the send bound is answered as an error in the stream, which stays open.
+      const answerWithinBound = (
+        message: StreamResponse,
+        response: inference.ModelInferResponse.$Properties,
+      ) => {
+        let bytes: Buffer;
+        try {
+          bytes = encodeWithinSendBound(context, inference.ModelStreamInferResponse, message, response);
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        answer(bytes);
+      };
       const emptyFinal = wantsEmptyFinalResponse(request);
       runInfer(context, request, controller.signal)
         .then(
           (response) => {
-            if (emptyFinal) {
-              answer({
-                error_message: "",
-                infer_response: {
+            const infer_response = emptyFinal
+              ? {
                   ...response,
                   parameters: { ...response.parameters, triton_final_response: { bool_param: true } },
-                },
-              });
-            } else {
-              answer({ error_message: "", infer_response: response });
-            }
+                }
+              : response;
+            answerWithinBound({ error_message: "", infer_response }, response);
           },
           (error: unknown) => {
             // Marked by the scheduler that had accepted the request (core/failed-after-issue.ts).
-            if (errorMode && failedAfterIssue(error)) endWithError(error);
-            else answer({ error_message: grpcStatusOf(error).details, infer_response: { id } });
+            if (errorMode && failedAfterIssue(error)) endWithError(error, request);
+            else fail(error);
           },
         )
         .finally(() => {

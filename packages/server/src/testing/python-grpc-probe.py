@@ -121,6 +121,10 @@ def main() -> int:
     step("model_metadata_unknown", lambda: as_dict(
         method("ModelMetadata", pb.ModelMetadataRequest, pb.ModelMetadataResponse)(
             pb.ModelMetadataRequest(name="nope"), timeout=timeout_s)))
+    # A 1 MiB name: the error echoes it cut short, so the trailer fits gRPC core's metadata limit.
+    step("model_metadata_long_name", lambda: as_dict(
+        method("ModelMetadata", pb.ModelMetadataRequest, pb.ModelMetadataResponse)(
+            pb.ModelMetadataRequest(name="m" * 1048576), timeout=timeout_s)))
     step("model_config", lambda: as_dict(
         method("ModelConfig", pb.ModelConfigRequest, pb.ModelConfigResponse)(
             pb.ModelConfigRequest(name="simple"), timeout=timeout_s)))
