@@ -16,6 +16,7 @@ import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
+import { clipForLog, createSummarizingLog } from "../core/summarizing-log.js";
 import { handleApiRequest } from "./api-handlers.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
@@ -94,6 +95,8 @@ type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse |
 
 /** How long close() waits for in-flight requests before cutting connections. */
 export const CLOSE_GRACE_MS = 30_000;
+/** Most characters of a URL in an error line (the rest of the line is for the message). */
+const URL_LOG_MAX_CHARS = 200;
 /** How long a refused body may keep streaming in (discarded) before the connection is cut. */
 const DISCARD_GRACE_MS = 2_000;
 
@@ -108,15 +111,26 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   /** Set by close(): stops listening once nothing is in flight. */
   let onDrained: (() => void) | undefined;
   let server: Server;
-  const rejections = createRejectionLog({ logger, clock: options.clock ?? createSystemClock() });
+  const clock = options.clock ?? createSystemClock();
+  const rejections = createRejectionLog({ logger, clock });
+  // Failures a client can repeat at will: a few lines in full a second, the rest summarised.
+  const errors = createSummarizingLog({
+    write: (line) => logger.error(line),
+    clock,
+    summary: (count, period, groups) =>
+      `${count} more error${count === 1 ? "" : "s"} in the last ${period}, not written one by one: ${groups}`,
+  });
 
   const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
     const { status, message } = describeError(error);
     // 503 is admission refusing work under overload: summarised, not a line each (rejection-log.ts).
     if (status === 503) rejections.record(message);
     if (status >= 500 && status !== 503 && !(error instanceof HttpError))
-      logger.error(`HTTP ${req.method} ${req.url}: ${message}`);
-    else logger.verbose(`HTTP ${req.method} ${req.url}: ${status} ${message}`);
+      errors.record(`HTTP ${req.method} ${clipForLog(req.url ?? "", URL_LOG_MAX_CHARS)}: ${message}`);
+    else
+      logger.verbose(
+        `HTTP ${req.method} ${clipForLog(req.url ?? "", URL_LOG_MAX_CHARS)}: ${status} ${message}`,
+      );
     if (!req.complete) {
       // The body was refused before it was read whole: answer now and discard what still arrives (node:http
       // drains it for keep-alive); a client still sending after the grace period loses the connection.
@@ -238,7 +252,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     logger.verbose(`HTTP client error: ${error.message}`);
   });
   // The last summary is written when the server has closed.
-  server.once("close", () => rejections.close());
+  server.once("close", () => {
+    rejections.close();
+    errors.close();
+  });
   const { port, baseUrl } = await listen(server, options.port, options.address, options.listenHandle);
   const url = options.tls === undefined ? baseUrl : baseUrl.replace(/^http:/, "https:");
   // Front-end threads share the main thread's endpoint, which it announces.
