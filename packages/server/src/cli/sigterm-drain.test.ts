@@ -1,6 +1,7 @@
 // SIGTERM with 400 requests in flight (issue 14's probe: 388 answered, 12 reset or EOF). The command-line
 // server is signalled once the first answer is back, with the other requests written to their own
 // connections; every one of them must get an HTTP answer (none reset or cut), and the server exits 0.
+// Those the server had read are served (200); one it had not read yet is refused with a clean 503.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -79,7 +80,11 @@ test(`SIGTERM with ${REQUESTS} requests in flight: every request is answered, th
     const outcomes = await Promise.all(answers);
     const byOutcome = new Map<number | string, number>();
     for (const outcome of outcomes) byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
-    assert.deepEqual(Object.fromEntries(byOutcome), { 200: REQUESTS }, stderr);
+    // A request the server had not read when the signal came is refused cleanly (503, Connection: close):
+    // one on the wire then is as new as one sent after. None is reset or cut.
+    for (const outcome of byOutcome.keys())
+      assert.ok(outcome === 200 || outcome === 503, `${JSON.stringify([...byOutcome])}\n${stderr}`);
+    assert.ok((byOutcome.get(200) ?? 0) > 0, stderr);
     const [code] = await exited;
     assert.equal(code, 0, stderr);
   } finally {

@@ -1,10 +1,16 @@
 /**
  * The KServe v2 HTTP front end on node:http: routes each request, serves it through the InferenceCore, and
- * answers every failure with Triton's `{"error": "..."}` body and status. `close()` keeps the endpoint up
- * while requests are in flight (Triton's core takes requests while it exits, its front ends stopping after),
- * answering each with `Connection: close`, so a request already on the wire or waiting in the listen backlog
- * is answered rather than reset; once none is in flight it stops listening and closes idle keep-alive
- * connections (after the grace period, whatever is left). Slow clients are bounded (Triton's
+ * answers every failure with Triton's `{"error": "..."}` body and status. `close()` drains: every answer not
+ * begun yet says `Connection: close` (a keep-alive client then sends its next request on a new connection,
+ * never into one about to close), and a request that arrives once close() has begun, on any connection, is
+ * answered 503 with `Connection: close` and not served, except the first request of a connection that was
+ * open then (it was on the wire). The drain waits only for those requests, a bounded set, so clients that
+ * keep sending cannot hold it to its deadline; meanwhile the endpoint keeps
+ * listening, so a request already on the wire or in the listen backlog is answered rather than reset. Then
+ * it stops listening (new connections are refused) and closes idle connections; after the grace period,
+ * whatever is left is cut. (Triton's HTTP server instead resets new connections at once on exit, keeps
+ * serving open ones without telling them to close, and waits up to --exit-timeout-secs for them to go.)
+ * Slow clients are bounded (Triton's
  * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
  * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
  * timeout (response-writer.ts).
@@ -59,6 +65,8 @@ export interface HttpFrontEndOptions {
    * instead of binding `address`:`port`, which then only name the endpoint.
    */
   readonly listenHandle?: object;
+  /** How long close() waits for the requests in flight before cutting connections. Default 30 s. */
+  readonly closeGraceMs?: number;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -91,10 +99,18 @@ export interface HttpFrontEndThread extends HttpFrontEnd {
 const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
-type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
+/** Set by close() on a connection that had sent no request yet: its first one was already on the wire. */
+const ON_THE_WIRE = Symbol("tbench.onTheWire");
+type TrackedSocket = Socket & {
+  [ACTIVE]?: number;
+  [RESPONSE]?: ServerResponse | undefined;
+  [ON_THE_WIRE]?: boolean;
+};
 
-/** How long close() waits for in-flight requests before cutting connections. */
+/** How long close() waits for in-flight requests before cutting connections (Triton's exit timeout). */
 export const CLOSE_GRACE_MS = 30_000;
+/** The 503 a request gets once close() has begun. */
+export const SHUTTING_DOWN_MESSAGE = "Server is shutting down, no new requests are accepted";
 /** Most characters of a URL in an error line (the rest of the line is for the message). */
 const URL_LOG_MAX_CHARS = 200;
 /** How long a refused body may keep streaming in (discarded) before the connection is cut. */
@@ -105,7 +121,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const { core, maxInputSize, logger } = options;
   const sockets = new Set<TrackedSocket>();
   let closing = false;
-  /** Requests received and not yet answered, on every connection. */
+  /** Requests received before close() and not yet answered, on every connection: what close() drains. */
   let inFlight = 0;
   let served = 0;
   /** Set by close(): stops listening once nothing is in flight. */
@@ -143,13 +159,20 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     sendError(res, status, message);
   };
 
-  // One handler per server, not per request: `this` is the response that closed.
-  function onResponseClose(this: ServerResponse): void {
-    const socket = this.req.socket as TrackedSocket;
+  const releaseSocket = (res: ServerResponse): void => {
+    const socket = res.req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
-    inFlight--;
-    if (socket[RESPONSE] === this) socket[RESPONSE] = undefined;
+    if (socket[RESPONSE] === res) socket[RESPONSE] = undefined;
+    // An answer begun before close() went out kept-alive: its connection ends after it.
     if (closing && socket[ACTIVE] === 0) socket.end();
+  };
+  // One handler per server, not per request: `this` is the response that closed.
+  function onRefusedClose(this: ServerResponse): void {
+    releaseSocket(this);
+  }
+  function onResponseClose(this: ServerResponse): void {
+    releaseSocket(this);
+    inFlight--;
     if (inFlight === 0) onDrained?.();
     // A client that goes away before its answer aborts the core request.
     if (!this.writableFinished) abortClientRequest(this);
@@ -177,14 +200,41 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     fail: finish,
   };
 
+  /**
+   * A request that arrives once close() has begun: 503 with `Connection: close`, not counted by the drain.
+   * Answered once its body is in (discarded, for at most the discard grace): closing a connection with
+   * unread bytes resets it, which can lose the answer the client is about to read.
+   */
+  const refuseWhileClosing = (req: IncomingMessage, res: ServerResponse): void => {
+    res.on("close", onRefusedClose);
+    res.setHeader("Connection", "close");
+    rejections.record(SHUTTING_DOWN_MESSAGE);
+    const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
+    timer.unref();
+    res.once("close", () => clearTimeout(timer));
+    req.once("end", () => {
+      clearTimeout(timer);
+      sendError(res, 503, SHUTTING_DOWN_MESSAGE);
+    });
+    req.resume();
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;
+    const first = socket[ACTIVE] === undefined;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
-    inFlight++;
     served++;
     socket[RESPONSE] = res;
+    if (closing) {
+      // Served only if it was on the wire when close() began: the first request of a connection open then.
+      if (!(first && socket[ON_THE_WIRE] === true)) {
+        refuseWhileClosing(req, res);
+        return;
+      }
+      res.setHeader("Connection", "close");
+    }
+    inFlight++;
     res.on("close", onResponseClose);
-    if (closing) res.setHeader("Connection", "close");
     const route = matchRoute(req.url ?? "/");
     if (route === undefined) {
       finish(req, res, new HttpError(404, "Not Found"));
@@ -278,22 +328,38 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing = true;
+        // The answers not begun yet say Connection: close, so their clients do not send into this connection
+        // as it closes (node:http closes it after the answer).
+        for (const socket of sockets) {
+          const response = socket[RESPONSE];
+          if (response !== undefined && !response.headersSent) response.setHeader("Connection", "close");
+          if (socket[ACTIVE] === undefined) socket[ON_THE_WIRE] = true;
+        }
         let stopped = false;
         const stopListening = (): void => {
           if (stopped) return;
           stopped = true;
-          server.close(() => {
-            clearTimeout(timer);
-            resolve();
+          // Idle keep-alive connections go now; busy ones after their answer.
+          for (const socket of sockets) if (socket[ACTIVE] === 0) socket.end();
+          // The listening socket closes once the event loop has accepted what waits in its backlog, and a
+          // connection that has sent nothing is ended once the loop has read what arrived on it: both would
+          // be reset otherwise, their requests lost (29 of 400 in the SIGTERM probe). So node:http's close()
+          // is kept from destroying every connection with no request in progress, unread ones included.
+          server.closeIdleConnections = () => {};
+          afterPoll(() => {
+            server.close(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+            afterPoll(() => {
+              for (const socket of sockets) if (socket[ACTIVE] === undefined) socket.end();
+            });
           });
-          // Idle keep-alive connections (and ones that never sent a request) go now; busy ones after their
-          // answer.
-          for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
         };
         const timer = setTimeout(() => {
           stopListening();
           server.closeAllConnections();
-        }, CLOSE_GRACE_MS);
+        }, options.closeGraceMs ?? CLOSE_GRACE_MS);
         timer.unref();
         onDrained = stopListening;
         if (inFlight === 0) stopListening();
@@ -301,6 +367,11 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return closed;
     },
   };
+}
+
+/** Calls `callback` after the event loop has polled for I/O at least once (a check phase in between). */
+function afterPoll(callback: () => void): void {
+  setImmediate(() => setImmediate(callback));
 }
 
 /** A whole HTTP/1.1 answer written straight to a socket that has no response object (client errors). */
