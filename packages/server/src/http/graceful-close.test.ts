@@ -104,6 +104,22 @@ function ask(agent: Agent, url: string, path: string, body?: string): Promise<Ou
   return outcome;
 }
 
+/** Connects until a connection is refused (those accepted are closed at once); false after 10,000 tries. */
+async function untilRefused(port: number): Promise<boolean> {
+  for (let i = 0; i < 10_000; i++) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+    });
+    if (refused) return true;
+  }
+  return false;
+}
+
 /**
  * A repository index request whose body is held back: resolves once the server has it (its `100 Continue`)
  * or the request failed; `finish()` sends the body.
@@ -124,7 +140,7 @@ async function heldRequest(
 }
 
 describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }, () => {
-  test("a request that arrives during close(), on a kept-alive or a new connection, gets 503 and Connection: close", async () => {
+  test("during close(), a request on a kept-alive connection gets 503 and Connection: close; a new one is refused", async () => {
     const core = createFakeCore({ holdInfer: true });
     const server = await createHttpFrontEnd({
       core,
@@ -159,13 +175,8 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
       );
       await kept.ended;
 
-      // A new connection is still accepted while the request is in flight, and told the same.
-      const fresh = await rawConnection(server.port);
-      open.push(fresh.socket);
-      const answered = await fresh.ask(LIVE);
-      assert.match(answered.head, /^HTTP\/1\.1 503 /);
-      assert.equal(connectionHeader(answered.head), "close", "an answer during close() on a new connection");
-      await fresh.ended;
+      // New connections are refused while the request is still in flight (once the backlog is taken).
+      assert.ok(await untilRefused(server.port), "a new connection refused during close()");
 
       core.release();
       assert.equal((await inFlight).status, 200);
@@ -177,7 +188,7 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
       await server.close();
     }
   });
-  test("keep-alive clients in flight get Connection: close, then 503 on a new connection, then refused: no hang up", async () => {
+  test("keep-alive clients in flight get Connection: close, and their next request is refused cleanly: no hang up", async () => {
     const core = createFakeCore({ holdInfer: true });
     const server = await createHttpFrontEnd({
       core,
@@ -187,7 +198,6 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
       logger: silentLogger,
     });
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
-    const holderAgent = new Agent({ keepAlive: false });
     try {
       // Each client's connection is kept alive by a first answer; then an infer is in flight on each.
       for (const answer of await Promise.all(
@@ -198,9 +208,8 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
         ask(agent, server.url, "/v2/models/identity_int32/infer", INFER_BODY),
       );
       await core.waitForHeld(CLIENTS);
-      // One more request in flight, its body held back: it keeps the endpoint draining while the clients ask again.
-      const holder = await heldRequest(holderAgent, server.url);
       const closing = server.close();
+      const refused = await untilRefused(server.port);
       core.release();
       for (const answer of await Promise.all(infers)) {
         assert.ok(typeof answer !== "string", `an infer in flight got ${answer as string}`);
@@ -211,31 +220,16 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
           "an answer in flight when close() began says Connection: close",
         );
       }
-      // Their next request goes on a new connection (the agent does not reuse one told to close): 503.
-      for (const answer of await Promise.all(
-        range(CLIENTS).map(() => ask(agent, server.url, "/v2/health/live")),
-      ))
-        assert.deepEqual(answer, {
-          status: 503,
-          connection: "close",
-          body: JSON.stringify({ error: SHUTTING_DOWN_MESSAGE }),
-        });
-      holder.finish();
-      const held = await holder.outcome;
-      assert.ok(
-        typeof held !== "string" && held.status === 200,
-        `the held request got ${JSON.stringify(held)}`,
-      );
-      await closing;
-      // Closed: a connection is refused, not accepted and reset.
+      assert.ok(refused, "new connections are refused during close()");
+      // Their next request goes on a new connection (the agent does not reuse one told to close), refused.
       for (const answer of await Promise.all(
         range(CLIENTS).map(() => ask(agent, server.url, "/v2/health/live")),
       ))
         assert.equal(answer, "ECONNREFUSED");
+      await closing;
     } finally {
       core.release();
       agent.destroy();
-      holderAgent.destroy();
       await server.close();
     }
   });
@@ -251,8 +245,8 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
       closeGraceMs: 60_000,
     });
     const agent = new Agent({ keepAlive: true });
-    /** Rounds the client sends at most (a count, not a time: before the fix the drain never ended first). */
-    const MAX_ROUNDS = 500;
+    /** Answers the client takes at most (a count, not a time: before the fix the drain never ended first). */
+    const MAX_ANSWERS = 500;
     /** Rounds sent during the drain before the work it waits for is done. */
     const RELEASE_AFTER = 20;
     try {
@@ -270,24 +264,28 @@ describe("HTTP front end: close() with a request in flight", { timeout: 30_000 }
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       };
       let previous = await heldRequest(agent, server.url);
+      let answers = 0;
       let rounds = 0;
-      while (!closed && rounds < MAX_ROUNDS) {
+      while (!closed && answers < MAX_ANSWERS) {
         if (++rounds === RELEASE_AFTER) core.release();
         const next = await heldRequest(agent, server.url);
         previous.finish();
-        count(await previous.outcome);
+        const outcome = await previous.outcome;
+        count(outcome);
+        if (typeof outcome !== "string") answers++;
         previous = next;
       }
       const stillSending = !closed;
       previous.finish();
       count(await previous.outcome);
       await closing;
-      assert.ok(!stillSending, `close() resolved only once the client stopped (${rounds} rounds)`);
+      assert.ok(!stillSending, `close() resolved only once the client stopped (${answers} answers)`);
       assert.ok(typeof (await infer) !== "string");
-      // Every request during the drain was refused with Connection: close, or (listening stopped) refused.
-      const seen = [...outcomes.keys()];
-      assert.ok((outcomes.get("503 close") ?? 0) >= RELEASE_AFTER - 1, JSON.stringify([...outcomes]));
-      for (const key of seen) assert.ok(["503 close", "ECONNREFUSED", "ECONNRESET"].includes(key), key);
+      // Every answer during the drain said Connection: close; the port, closed, refused the rest. This client
+      // is always connecting, so the one connection waiting in the backlog as the port closes is reset.
+      for (const key of outcomes.keys())
+        assert.ok(["200 close", "503 close", "ECONNREFUSED"].includes(key) || key === "ECONNRESET", key);
+      assert.ok((outcomes.get("ECONNRESET") ?? 0) <= 1, JSON.stringify([...outcomes]));
     } finally {
       core.release();
       agent.destroy();

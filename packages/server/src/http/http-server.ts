@@ -1,15 +1,14 @@
 /**
  * The KServe v2 HTTP front end on node:http: routes each request, serves it through the InferenceCore, and
- * answers every failure with Triton's `{"error": "..."}` body and status. `close()` drains: every answer not
- * begun yet says `Connection: close` (a keep-alive client then sends its next request on a new connection,
- * never into one about to close), and a request that arrives once close() has begun, on any connection, is
- * answered 503 with `Connection: close` and not served, except the first request of a connection that was
- * open then (it was on the wire). The drain waits only for those requests, a bounded set, so clients that
- * keep sending cannot hold it to its deadline; meanwhile the endpoint keeps
- * listening, so a request already on the wire or in the listen backlog is answered rather than reset. Then
- * it stops listening (new connections are refused) and closes idle connections; after the grace period,
- * whatever is left is cut. (Triton's HTTP server instead resets new connections at once on exit, keeps
- * serving open ones without telling them to close, and waits up to --exit-timeout-secs for them to go.)
+ * answers every failure with Triton's `{"error": "..."}` body and status. `close()` drains: the port stops
+ * accepting once the backlog is taken (new connections are refused, as Triton's front ends refuse them);
+ * every answer not begun yet says `Connection: close` (a keep-alive client then sends its next request on a
+ * new connection, refused cleanly, never into one about to close); a connection's first request is still
+ * served (it was on the wire), any later one is answered 503 with `Connection: close`. So the drain waits
+ * for a bounded set of requests, and clients that keep sending cannot hold it to its deadline. Once none is
+ * in flight, idle connections get a moment to send a request already on its way (closeIdleGraceMs, 503),
+ * then end; after the grace period (closeGraceMs) whatever is left is cut. Triton's HTTP server also serves
+ * open connections while it exits, without telling them to close, and waits up to --exit-timeout-secs.
  * Slow clients are bounded (Triton's
  * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
  * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
@@ -67,6 +66,11 @@ export interface HttpFrontEndOptions {
   readonly listenHandle?: object;
   /** How long close() waits for the requests in flight before cutting connections. Default 30 s. */
   readonly closeGraceMs?: number;
+  /**
+   * How long close(), once nothing is in flight, leaves an idle connection open for a request that may be
+   * on its way (answered 503 with `Connection: close`). Default 1 s.
+   */
+  readonly closeIdleGraceMs?: number;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -99,16 +103,17 @@ export interface HttpFrontEndThread extends HttpFrontEnd {
 const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
-/** Set by close() on a connection that had sent no request yet: its first one was already on the wire. */
-const ON_THE_WIRE = Symbol("tbench.onTheWire");
 type TrackedSocket = Socket & {
   [ACTIVE]?: number;
   [RESPONSE]?: ServerResponse | undefined;
-  [ON_THE_WIRE]?: boolean;
 };
 
 /** How long close() waits for in-flight requests before cutting connections (Triton's exit timeout). */
 export const CLOSE_GRACE_MS = 30_000;
+/** Most event-loop polls close() keeps accepting a backlog in (a burst of connections at SIGTERM). */
+const MAX_ACCEPT_POLLS = 32;
+/** Default closeIdleGraceMs: a client between two requests sends its next one well within it. */
+export const CLOSE_IDLE_GRACE_MS = 1_000;
 /** The 503 a request gets once close() has begun. */
 export const SHUTTING_DOWN_MESSAGE = "Server is shutting down, no new requests are accepted";
 /** Most characters of a URL in an error line (the rest of the line is for the message). */
@@ -124,6 +129,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   /** Requests received before close() and not yet answered, on every connection: what close() drains. */
   let inFlight = 0;
   let served = 0;
+  /** Connections accepted: close() stops listening once a poll accepts none. */
+  let accepted = 0;
   /** Set by close(): stops listening once nothing is in flight. */
   let onDrained: (() => void) | undefined;
   let server: Server;
@@ -163,8 +170,6 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     const socket = res.req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
     if (socket[RESPONSE] === res) socket[RESPONSE] = undefined;
-    // An answer begun before close() went out kept-alive: its connection ends after it.
-    if (closing && socket[ACTIVE] === 0) socket.end();
   };
   // One handler per server, not per request: `this` is the response that closed.
   function onRefusedClose(this: ServerResponse): void {
@@ -226,8 +231,9 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     served++;
     socket[RESPONSE] = res;
     if (closing) {
-      // Served only if it was on the wire when close() began: the first request of a connection open then.
-      if (!(first && socket[ON_THE_WIRE] === true)) {
+      // A connection's first request is served: it was on the wire (connections are accepted only until
+      // close() began, so these are a bounded set); any later one is refused.
+      if (!first) {
         refuseWhileClosing(req, res);
         return;
       }
@@ -279,6 +285,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   // Over TLS the sockets requests arrive on are the TLS ones, which exist once the handshake is done.
   server.on(options.tls === undefined ? "connection" : "secureConnection", (socket: TrackedSocket) => {
     sockets.add(socket);
+    accepted++;
     socket.once("close", () => sockets.delete(socket));
   });
   server.on("clientError", (error: Error & { code?: string }, socket: TrackedSocket) => {
@@ -333,36 +340,45 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
         for (const socket of sockets) {
           const response = socket[RESPONSE];
           if (response !== undefined && !response.headersSent) response.setHeader("Connection", "close");
-          if (socket[ACTIVE] === undefined) socket[ON_THE_WIRE] = true;
         }
-        let stopped = false;
-        const stopListening = (): void => {
-          if (stopped) return;
-          stopped = true;
-          // Idle keep-alive connections go now; busy ones after their answer.
-          for (const socket of sockets) if (socket[ACTIVE] === 0) socket.end();
-          // The listening socket closes once the event loop has accepted what waits in its backlog, and a
-          // connection that has sent nothing is ended once the loop has read what arrived on it: both would
-          // be reset otherwise, their requests lost (29 of 400 in the SIGTERM probe). So node:http's close()
-          // is kept from destroying every connection with no request in progress, unread ones included.
-          server.closeIdleConnections = () => {};
+        // New connections are refused from now on (as Triton's front ends do), once the event loop has
+        // accepted what waits in the backlog (a reset otherwise, its request lost): clients told to close
+        // find the port closed, cleanly, instead of racing its close at the end of the drain. node:http's
+        // close() is kept from destroying the connections with no request in progress: a kept-alive or new
+        // one may have a request on its way, which would be lost to a reset or an EOF ("socket hang up").
+        server.closeIdleConnections = () => {};
+        let idleTimer: NodeJS.Timeout | undefined;
+        let rounds = 0;
+        const stopAccepting = (): void => {
+          const before = accepted;
           afterPoll(() => {
+            // Still accepting what was waiting: another poll, until one finds the backlog empty (or a bounded
+            // number of polls, so clients that keep connecting cannot keep the port open).
+            if (accepted !== before && ++rounds < MAX_ACCEPT_POLLS) return stopAccepting();
             server.close(() => {
               clearTimeout(timer);
+              clearTimeout(idleTimer);
               resolve();
-            });
-            afterPoll(() => {
-              for (const socket of sockets) if (socket[ACTIVE] === undefined) socket.end();
             });
           });
         };
-        const timer = setTimeout(() => {
-          stopListening();
-          server.closeAllConnections();
-        }, options.closeGraceMs ?? CLOSE_GRACE_MS);
+        stopAccepting();
+        let drained = false;
+        /** Nothing in flight: idle connections get closeIdleGraceMs to send a request on its way, then end. */
+        const endIdle = (): void => {
+          if (drained) return;
+          drained = true;
+          afterPoll(() => {
+            idleTimer = setTimeout(() => {
+              for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
+            }, options.closeIdleGraceMs ?? CLOSE_IDLE_GRACE_MS);
+            idleTimer.unref();
+          });
+        };
+        const timer = setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? CLOSE_GRACE_MS);
         timer.unref();
-        onDrained = stopListening;
-        if (inFlight === 0) stopListening();
+        onDrained = endIdle;
+        if (inFlight === 0) endIdle();
       });
       return closed;
     },
