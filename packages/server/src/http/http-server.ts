@@ -7,12 +7,11 @@
  * served (it was on the wire), any later one is answered 503 with `Connection: close`. So the drain waits
  * for a bounded set of requests, and clients that keep sending cannot hold it to its deadline. Once none is
  * in flight, idle connections get a moment to send a request already on its way (closeIdleGraceMs, 503),
- * then end; after the grace period (closeGraceMs) whatever is left is cut. Triton's HTTP server also serves
- * open connections while it exits, without telling them to close, and waits up to --exit-timeout-secs.
- * Slow clients are bounded (Triton's
- * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
- * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
- * timeout (response-writer.ts).
+ * then end; after the grace period (closeGraceMs) whatever is left is cut. Triton's HTTP server refuses new
+ * connections too (at once, backlog included), but serves open ones without telling them to close and waits
+ * up to --exit-timeout-secs for them to go. Slow clients are bounded (Triton's libevhtp server has no such
+ * limits, server issue #7077): headers and the whole request must arrive within their timeouts (408 with a
+ * JSON body otherwise), and an answer that is not read is cut after the send timeout (response-writer.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -103,10 +102,7 @@ export interface HttpFrontEndThread extends HttpFrontEnd {
 const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
-type TrackedSocket = Socket & {
-  [ACTIVE]?: number;
-  [RESPONSE]?: ServerResponse | undefined;
-};
+type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
 
 /** How long close() waits for in-flight requests before cutting connections (Triton's exit timeout). */
 export const CLOSE_GRACE_MS = 30_000;
@@ -126,12 +122,12 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const { core, maxInputSize, logger } = options;
   const sockets = new Set<TrackedSocket>();
   let closing = false;
-  /** Requests received before close() and not yet answered, on every connection: what close() drains. */
+  /** Requests being served (not those refused during close()), on every connection: what close() drains. */
   let inFlight = 0;
   let served = 0;
   /** Connections accepted: close() stops listening once a poll accepts none. */
   let accepted = 0;
-  /** Set by close(): stops listening once nothing is in flight. */
+  /** Set by close(): ends idle connections once nothing is in flight. */
   let onDrained: (() => void) | undefined;
   let server: Server;
   const clock = options.clock ?? createSystemClock();
