@@ -1,6 +1,8 @@
 // SIGTERM with 400 requests in flight (issue 14's probe: 388 answered, 12 reset or EOF). The command-line
-// server is signalled once the first answer is back, with the other requests written to their own
-// connections; every one of them must get an HTTP answer (none reset or cut), and the server exits 0.
+// server is signalled once the first answer is back and it has received every request (its metrics count
+// them: a request the client has written may not even be connected yet on a loaded machine, and one the
+// server has not received when the signal comes is a new request, refused); every one of them must be
+// answered 200 (none reset or cut), and the server exits 0.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -11,12 +13,28 @@ const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const REQUESTS = 400;
 
-async function httpUrlOf(child: ChildProcess, stderr: () => string): Promise<string> {
+async function urlOf(child: ChildProcess, stderr: () => string, service = "HTTPService"): Promise<string> {
   for (;;) {
-    const match = /Started HTTPService at (\S+)/.exec(stderr());
+    const match = new RegExp(`Started ${service} at (\\S+)`).exec(stderr());
     if (match !== null) return `http://${match[1]}`;
     if (child.exitCode !== null) assert.fail(`exited early: ${stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits until the server has received `count` infers of heavy_nobatch: queued or answered (metrics). */
+async function receivedAll(metricsUrl: string, count: number): Promise<void> {
+  const read = (text: string, name: string) =>
+    Number(new RegExp(`^${name}\\{model="heavy_nobatch"[^}]*\\} (\\d+)`, "m").exec(text)?.[1] ?? 0);
+  for (;;) {
+    const text = await (await fetch(metricsUrl)).text();
+    // One may be running (neither queued nor answered): it is counted once answered.
+    if (
+      read(text, "nv_inference_pending_request_count") + read(text, "nv_inference_request_success") >=
+      count
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -63,7 +81,8 @@ test(`SIGTERM with ${REQUESTS} requests in flight: every request is answered, th
   const exited = once(child, "exit");
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   try {
-    const url = await httpUrlOf(child, () => stderr);
+    const url = await urlOf(child, () => stderr);
+    const metricsUrl = `${await urlOf(child, () => stderr, "Metrics Service")}/metrics`;
     let writtenCount = 0;
     let allWritten!: () => void;
     const everyRequestWritten = new Promise<void>((resolve) => {
@@ -75,6 +94,7 @@ test(`SIGTERM with ${REQUESTS} requests in flight: every request is answered, th
     const answers = Array.from({ length: REQUESTS }, () => infer(url, agent, onWritten));
     await everyRequestWritten;
     await Promise.race(answers);
+    await receivedAll(metricsUrl, REQUESTS);
     child.kill("SIGTERM");
     const outcomes = await Promise.all(answers);
     const byOutcome = new Map<number | string, number>();

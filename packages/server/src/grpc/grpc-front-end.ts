@@ -17,8 +17,10 @@
  */
 import * as grpcJs from "@grpc/grpc-js";
 import { grpcInferenceServiceMethods, healthServiceMethods } from "@tbench/proto";
+import { createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
+import { createSummarizingLog } from "../core/summarizing-log.js";
 import type { InferenceCore } from "../core/types.js";
 import { API_HANDLERS, healthCheck } from "./api-handlers.js";
 import { type GrpcServerSettings, grpcChannelOptions, ignoredGrpcSettings } from "./grpc-server-settings.js";
@@ -49,6 +51,13 @@ export interface GrpcFrontEndOptions {
   /** TLS of the endpoint (`--grpc-use-ssl*`); plaintext when absent. */
   readonly tls?: GrpcTlsOptions;
 }
+
+/** Codes of failures on the server's side, logged as errors (the others are the client's). */
+const LOGGED_CODES = new Set<number>([
+  grpcJs.status.INTERNAL,
+  grpcJs.status.UNKNOWN,
+  grpcJs.status.UNIMPLEMENTED,
+]);
 
 /** Default grace period of close(): Triton's --exit-timeout-secs default (30 s), as on the HTTP side. */
 export const DEFAULT_GRPC_CLOSE_GRACE_MS = 30_000;
@@ -131,6 +140,13 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
     accepting: () => accepting,
   };
   const inFlight = new Set<AbortController>();
+  // Server-side failures (as HTTP logs its 500s), bounded against a client repeating one (summarizing-log.ts).
+  const errors = createSummarizingLog({
+    write: (line) => logger.error(line),
+    clock: createSystemClock(),
+    summary: (count, period, groups) =>
+      `${count} more gRPC error${count === 1 ? "" : "s"} in the last ${period}, not written one by one: ${groups}`,
+  });
 
   const guard = createProtocolGuard(options.restrictedProtocols ?? {});
 
@@ -153,6 +169,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
           (response) => callback(null, response),
           (error: unknown) => {
             const status = grpcStatusOf(error, call.request);
+            if (LOGGED_CODES.has(status.code)) errors.record(`gRPC ${method}: ${status.details}`);
             callback({ code: status.code, details: status.details, name: "", message: status.details });
           },
         )
@@ -203,6 +220,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
 
   let closed: Promise<void> | undefined;
   const destroy = (): void => {
+    errors.close();
     for (const controller of inFlight) controller.abort(new Error("server destroyed"));
     server.forceShutdown();
   };
@@ -218,6 +236,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
       timer.unref();
       server.tryShutdown(() => {
         clearTimeout(timer);
+        errors.close();
         resolve();
       });
     });

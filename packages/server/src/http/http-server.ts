@@ -1,13 +1,17 @@
 /**
  * The KServe v2 HTTP front end on node:http: routes each request, serves it through the InferenceCore, and
- * answers every failure with Triton's `{"error": "..."}` body and status. `close()` keeps the endpoint up
- * while requests are in flight (Triton's core takes requests while it exits, its front ends stopping after),
- * answering each with `Connection: close`, so a request already on the wire or waiting in the listen backlog
- * is answered rather than reset; once none is in flight it stops listening and closes idle keep-alive
- * connections (after the grace period, whatever is left). Slow clients are bounded (Triton's
- * libevhtp server has no such limits, server issue #7077): headers and the whole request must arrive within
- * their timeouts (408 with a JSON body otherwise), and an answer that is not read is cut after the send
- * timeout (response-writer.ts).
+ * answers every failure with Triton's `{"error": "..."}` body and status. `close()` drains: the port stops
+ * accepting once the backlog is taken (new connections are refused, as Triton's front ends refuse them);
+ * every answer not begun yet says `Connection: close` (a keep-alive client then sends its next request on a
+ * new connection, refused cleanly, never into one about to close); a connection's first request is still
+ * served (it was on the wire), any later one is answered 503 with `Connection: close`. So the drain waits
+ * for a bounded set of requests, and clients that keep sending cannot hold it to its deadline. Once none is
+ * in flight, idle connections get a moment to send a request already on its way (closeIdleGraceMs, 503),
+ * then end; after the grace period (closeGraceMs) whatever is left is cut. Triton's HTTP server refuses new
+ * connections too (at once, backlog included), but serves open ones without telling them to close and waits
+ * up to --exit-timeout-secs for them to go. Slow clients are bounded (Triton's libevhtp server has no such
+ * limits, server issue #7077): headers and the whole request must arrive within their timeouts (408 with a
+ * JSON body otherwise), and an answer that is not read is cut after the send timeout (response-writer.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -16,6 +20,7 @@ import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
+import { clipForLog, createSummarizingLog } from "../core/summarizing-log.js";
 import { handleApiRequest } from "./api-handlers.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
@@ -58,6 +63,13 @@ export interface HttpFrontEndOptions {
    * instead of binding `address`:`port`, which then only name the endpoint.
    */
   readonly listenHandle?: object;
+  /** How long close() waits for the requests in flight before cutting connections. Default 30 s. */
+  readonly closeGraceMs?: number;
+  /**
+   * How long close(), once nothing is in flight, leaves an idle connection open for a request that may be
+   * on its way (answered 503 with `Connection: close`). Default 1 s.
+   */
+  readonly closeIdleGraceMs?: number;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -92,8 +104,16 @@ const ACTIVE = Symbol("tbench.activeRequests");
 const RESPONSE = Symbol("tbench.response");
 type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
 
-/** How long close() waits for in-flight requests before cutting connections. */
+/** How long close() waits for in-flight requests before cutting connections (Triton's exit timeout). */
 export const CLOSE_GRACE_MS = 30_000;
+/** Most event-loop polls close() keeps accepting a backlog in (a burst of connections at SIGTERM). */
+const MAX_ACCEPT_POLLS = 32;
+/** Default closeIdleGraceMs: a client between two requests sends its next one well within it. */
+export const CLOSE_IDLE_GRACE_MS = 1_000;
+/** The 503 a request gets once close() has begun. */
+export const SHUTTING_DOWN_MESSAGE = "Server is shutting down, no new requests are accepted";
+/** Most characters of a URL in an error line (the rest of the line is for the message). */
+const URL_LOG_MAX_CHARS = 200;
 /** How long a refused body may keep streaming in (discarded) before the connection is cut. */
 const DISCARD_GRACE_MS = 2_000;
 
@@ -102,21 +122,34 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const { core, maxInputSize, logger } = options;
   const sockets = new Set<TrackedSocket>();
   let closing = false;
-  /** Requests received and not yet answered, on every connection. */
+  /** Requests being served (not those refused during close()), on every connection: what close() drains. */
   let inFlight = 0;
   let served = 0;
-  /** Set by close(): stops listening once nothing is in flight. */
+  /** Connections accepted: close() stops listening once a poll accepts none. */
+  let accepted = 0;
+  /** Set by close(): ends idle connections once nothing is in flight. */
   let onDrained: (() => void) | undefined;
   let server: Server;
-  const rejections = createRejectionLog({ logger, clock: options.clock ?? createSystemClock() });
+  const clock = options.clock ?? createSystemClock();
+  const rejections = createRejectionLog({ logger, clock });
+  // Failures a client can repeat at will: a few lines in full a second, the rest summarised.
+  const errors = createSummarizingLog({
+    write: (line) => logger.error(line),
+    clock,
+    summary: (count, period, groups) =>
+      `${count} more error${count === 1 ? "" : "s"} in the last ${period}, not written one by one: ${groups}`,
+  });
 
   const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
     const { status, message } = describeError(error);
     // 503 is admission refusing work under overload: summarised, not a line each (rejection-log.ts).
     if (status === 503) rejections.record(message);
     if (status >= 500 && status !== 503 && !(error instanceof HttpError))
-      logger.error(`HTTP ${req.method} ${req.url}: ${message}`);
-    else logger.verbose(`HTTP ${req.method} ${req.url}: ${status} ${message}`);
+      errors.record(`HTTP ${req.method} ${clipForLog(req.url ?? "", URL_LOG_MAX_CHARS)}: ${message}`);
+    else
+      logger.verbose(
+        `HTTP ${req.method} ${clipForLog(req.url ?? "", URL_LOG_MAX_CHARS)}: ${status} ${message}`,
+      );
     if (!req.complete) {
       // The body was refused before it was read whole: answer now and discard what still arrives (node:http
       // drains it for keep-alive); a client still sending after the grace period loses the connection.
@@ -129,13 +162,18 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     sendError(res, status, message);
   };
 
-  // One handler per server, not per request: `this` is the response that closed.
-  function onResponseClose(this: ServerResponse): void {
-    const socket = this.req.socket as TrackedSocket;
+  const releaseSocket = (res: ServerResponse): void => {
+    const socket = res.req.socket as TrackedSocket;
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
+    if (socket[RESPONSE] === res) socket[RESPONSE] = undefined;
+  };
+  // One handler per server, not per request: `this` is the response that closed.
+  function onRefusedClose(this: ServerResponse): void {
+    releaseSocket(this);
+  }
+  function onResponseClose(this: ServerResponse): void {
+    releaseSocket(this);
     inFlight--;
-    if (socket[RESPONSE] === this) socket[RESPONSE] = undefined;
-    if (closing && socket[ACTIVE] === 0) socket.end();
     if (inFlight === 0) onDrained?.();
     // A client that goes away before its answer aborts the core request.
     if (!this.writableFinished) abortClientRequest(this);
@@ -163,14 +201,42 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     fail: finish,
   };
 
+  /**
+   * A request that arrives once close() has begun: 503 with `Connection: close`, not counted by the drain.
+   * Answered once its body is in (discarded, for at most the discard grace): closing a connection with
+   * unread bytes resets it, which can lose the answer the client is about to read.
+   */
+  const refuseWhileClosing = (req: IncomingMessage, res: ServerResponse): void => {
+    res.on("close", onRefusedClose);
+    res.setHeader("Connection", "close");
+    rejections.record(SHUTTING_DOWN_MESSAGE);
+    const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
+    timer.unref();
+    res.once("close", () => clearTimeout(timer));
+    req.once("end", () => {
+      clearTimeout(timer);
+      sendError(res, 503, SHUTTING_DOWN_MESSAGE);
+    });
+    req.resume();
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as TrackedSocket;
+    const first = socket[ACTIVE] === undefined;
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
-    inFlight++;
     served++;
     socket[RESPONSE] = res;
+    if (closing) {
+      // A connection's first request is served: it was on the wire (connections are accepted only until
+      // close() began, so these are a bounded set); any later one is refused.
+      if (!first) {
+        refuseWhileClosing(req, res);
+        return;
+      }
+      res.setHeader("Connection", "close");
+    }
+    inFlight++;
     res.on("close", onResponseClose);
-    if (closing) res.setHeader("Connection", "close");
     const route = matchRoute(req.url ?? "/");
     if (route === undefined) {
       finish(req, res, new HttpError(404, "Not Found"));
@@ -215,6 +281,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   // Over TLS the sockets requests arrive on are the TLS ones, which exist once the handshake is done.
   server.on(options.tls === undefined ? "connection" : "secureConnection", (socket: TrackedSocket) => {
     sockets.add(socket);
+    accepted++;
     socket.once("close", () => sockets.delete(socket));
   });
   server.on("clientError", (error: Error & { code?: string }, socket: TrackedSocket) => {
@@ -238,7 +305,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     logger.verbose(`HTTP client error: ${error.message}`);
   });
   // The last summary is written when the server has closed.
-  server.once("close", () => rejections.close());
+  server.once("close", () => {
+    rejections.close();
+    errors.close();
+  });
   const { port, baseUrl } = await listen(server, options.port, options.address, options.listenHandle);
   const url = options.tls === undefined ? baseUrl : baseUrl.replace(/^http:/, "https:");
   // Front-end threads share the main thread's endpoint, which it announces.
@@ -261,29 +331,59 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing = true;
-        let stopped = false;
-        const stopListening = (): void => {
-          if (stopped) return;
-          stopped = true;
-          server.close(() => {
-            clearTimeout(timer);
-            resolve();
+        // The answers not begun yet say Connection: close, so their clients do not send into this connection
+        // as it closes (node:http closes it after the answer).
+        for (const socket of sockets) {
+          const response = socket[RESPONSE];
+          if (response !== undefined && !response.headersSent) response.setHeader("Connection", "close");
+        }
+        // New connections are refused from now on (as Triton's front ends do), once the event loop has
+        // accepted what waits in the backlog (a reset otherwise, its request lost): clients told to close
+        // find the port closed, cleanly, instead of racing its close at the end of the drain. node:http's
+        // close() is kept from destroying the connections with no request in progress: a kept-alive or new
+        // one may have a request on its way, which would be lost to a reset or an EOF ("socket hang up").
+        server.closeIdleConnections = () => {};
+        let idleTimer: NodeJS.Timeout | undefined;
+        let rounds = 0;
+        const stopAccepting = (): void => {
+          const before = accepted;
+          afterPoll(() => {
+            // Still accepting what was waiting: another poll, until one finds the backlog empty (or a bounded
+            // number of polls, so clients that keep connecting cannot keep the port open).
+            if (accepted !== before && ++rounds < MAX_ACCEPT_POLLS) return stopAccepting();
+            server.close(() => {
+              clearTimeout(timer);
+              clearTimeout(idleTimer);
+              resolve();
+            });
           });
-          // Idle keep-alive connections (and ones that never sent a request) go now; busy ones after their
-          // answer.
-          for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
         };
-        const timer = setTimeout(() => {
-          stopListening();
-          server.closeAllConnections();
-        }, CLOSE_GRACE_MS);
+        stopAccepting();
+        let drained = false;
+        /** Nothing in flight: idle connections get closeIdleGraceMs to send a request on its way, then end. */
+        const endIdle = (): void => {
+          if (drained) return;
+          drained = true;
+          afterPoll(() => {
+            idleTimer = setTimeout(() => {
+              for (const socket of sockets) if ((socket[ACTIVE] ?? 0) === 0) socket.end();
+            }, options.closeIdleGraceMs ?? CLOSE_IDLE_GRACE_MS);
+            idleTimer.unref();
+          });
+        };
+        const timer = setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? CLOSE_GRACE_MS);
         timer.unref();
-        onDrained = stopListening;
-        if (inFlight === 0) stopListening();
+        onDrained = endIdle;
+        if (inFlight === 0) endIdle();
       });
       return closed;
     },
   };
+}
+
+/** Calls `callback` after the event loop has polled for I/O at least once (a check phase in between). */
+function afterPoll(callback: () => void): void {
+  setImmediate(() => setImmediate(callback));
 }
 
 /** A whole HTTP/1.1 answer written straight to a socket that has no response object (client errors). */

@@ -266,6 +266,8 @@ describe("HTTP front end in 2 threads: lifetimes", { timeout: 60_000 }, () => {
     const answer = await pinned.next();
     assert.ok(answer !== "closed", "answered before the connection closed");
     assert.match(answer.head, /^HTTP\/1\.1 200 OK\r\n/);
+    // Told to close, so the client does not send its next request into the connection as it closes.
+    assert.match(answer.head, /\r\nConnection: close\r\n/i);
     assert.deepEqual(
       JSON.parse(answer.body).outputs[0].data,
       simple(6)

@@ -50,7 +50,7 @@ export async function startHttpFrontEnd(options: HttpFrontEndsOptions): Promise<
       init: { thread: i + 1, fd, options: settings },
       core,
       logger,
-      closeLimitMs: CLOSE_GRACE_MS + 5_000,
+      closeLimitMs: (options.closeGraceMs ?? CLOSE_GRACE_MS) + 5_000,
     }),
   );
   const results = await Promise.allSettled(starting);

@@ -6,8 +6,9 @@
  * per interval, grouped by message: `W 131 requests rejected in the last second: 130 x 'Exceeds maximum
  * queue size', 1 x 'Request timeout expired'`.
  */
-import type { Clock, TimerHandle } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
+import { createSummarizingLog } from "../core/summarizing-log.js";
 
 /** Options of createRejectionLog. */
 export interface RejectionLogOptions {
@@ -27,44 +28,26 @@ export interface RejectionLog {
 }
 
 const REQUEST_ID_PREFIX = /^\[request id: [^\]]*\] /;
-/** Distinct messages kept per interval; the rest are counted under "other". */
-const MAX_GROUPS = 8;
 
-/** Creates the rejection summary of one front end. */
+/**
+ * Creates the rejection summary of one front end: core/summarizing-log.ts writing no line in full, so its
+ * line is clipped like every summarised one (a message can carry a client's model name).
+ */
 export function createRejectionLog(options: RejectionLogOptions): RejectionLog {
-  const { logger, clock } = options;
-  const intervalMs = options.intervalMs ?? 1000;
-  const period = intervalMs === 1000 ? "second" : `${intervalMs} ms`;
-  let groups = new Map<string, number>();
-  let total = 0;
-  let timer: TimerHandle | undefined;
-
-  const flush = () => {
-    timer = undefined;
-    if (total === 0) return;
-    const parts = [...groups].map(([message, count]) => `${count} x '${message}'`);
-    const grouped = [...groups.values()].reduce((a, b) => a + b, 0);
-    if (grouped < total) parts.push(`${total - grouped} x other messages`);
-    logger.warn(
-      `${total} request${total === 1 ? "" : "s"} rejected in the last ${period}: ${parts.join(", ")}`,
-    );
-    groups = new Map();
-    total = 0;
-  };
-
+  const { logger } = options;
+  const log = createSummarizingLog({
+    write: (line) => logger.warn(line),
+    clock: options.clock,
+    linesPerInterval: 0,
+    ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+    summary: (total, period, groups) =>
+      `${total} request${total === 1 ? "" : "s"} rejected in the last ${period}: ${groups}`,
+  });
   return {
     record(message) {
-      total++;
       const key = message.replace(REQUEST_ID_PREFIX, "");
-      const count = groups.get(key);
-      if (count !== undefined) groups.set(key, count + 1);
-      else if (groups.size < MAX_GROUPS) groups.set(key, 1);
-      // The first rejection of a quiet period starts the interval; its summary closes it.
-      timer ??= clock.setTimer(flush, intervalMs * 1000);
+      log.record(key, key);
     },
-    close() {
-      timer?.cancel();
-      flush();
-    },
+    close: () => log.close(),
   };
 }
