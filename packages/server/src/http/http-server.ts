@@ -18,6 +18,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import { DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "../core/bytes-data.js";
 import { type Clock, createSystemClock } from "../core/clock.js";
+import { truncateEchoesIn } from "../core/echo-text.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
 import { clipForLog, createSummarizingLog } from "../core/summarizing-log.js";
@@ -31,6 +32,21 @@ import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
 import { restrictionRefusal } from "./restricted-routes.js";
 import { matchRoute, methodAllowed } from "./router.js";
+
+/** The longest error message an HTTP answer carries (client text inside is cut first, to 256 characters). */
+const MAX_ERROR_MESSAGE_CHARS = 4096;
+
+/** The decoded segments of a URL's path: the client's text that error messages may echo. */
+function urlSegments(url: string): string[] {
+  const path = url.split("?")[0] ?? "";
+  return path.split("/").map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  });
+}
 
 /** Options of createHttpFrontEnd. */
 export interface HttpFrontEndOptions {
@@ -141,7 +157,9 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   });
 
   const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
-    const { status, message } = describeError(error);
+    const { status, message: whole } = describeError(error);
+    // A name from the URL is echoed cut short (core/echo-text.ts), and no message grows past a bound.
+    const message = clipForLog(truncateEchoesIn(whole, urlSegments(req.url ?? "")), MAX_ERROR_MESSAGE_CHARS);
     // 503 is admission refusing work under overload: summarised, not a line each (rejection-log.ts).
     if (status === 503) rejections.record(message);
     if (status >= 500 && status !== 503 && !(error instanceof HttpError))
