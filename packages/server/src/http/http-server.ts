@@ -17,6 +17,7 @@ import { type Clock, createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
 import { handleApiRequest } from "./api-handlers.js";
+import { type BufferHold, createBufferBudget, defaultMaxBufferedBytes } from "./buffer-budget.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
@@ -58,6 +59,13 @@ export interface HttpFrontEndOptions {
    * instead of binding `address`:`port`, which then only name the endpoint.
    */
   readonly listenHandle?: object;
+  /**
+   * `--http-max-buffered-bytes`: most bytes held for request bodies and unsent answers, server-wide; a
+   * body past it is refused with 503 (buffer-budget.ts). Default: defaultMaxBufferedBytes(maxInputSize).
+   */
+  readonly maxBufferedBytes?: number;
+  /** The count that bound is drawn from, shared by every front-end thread of one server. Default: a new one. */
+  readonly bufferCounter?: SharedArrayBuffer;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -76,6 +84,8 @@ export interface HttpFrontEnd {
   close(): Promise<void>;
   /** Answer bytes queued in this front end's sockets that the kernel has not taken yet (all connections). */
   pendingResponseBytes(): number;
+  /** Bytes held for request bodies and unsent answers, by every thread (--http-max-buffered-bytes). */
+  bufferedBytes(): number;
 }
 
 /** One thread's front end, with what http-threads.ts needs to run more of them. */
@@ -91,6 +101,9 @@ const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
 type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
+/** A response's share of --http-max-buffered-bytes, released when it closes. */
+const HOLD = Symbol("tbench.bufferHold");
+type HeldResponse = ServerResponse & { [HOLD]?: BufferHold };
 
 /** How long close() waits for in-flight requests before cutting connections. */
 export const CLOSE_GRACE_MS = 30_000;
@@ -135,6 +148,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     socket[ACTIVE] = (socket[ACTIVE] ?? 1) - 1;
     inFlight--;
     if (socket[RESPONSE] === this) socket[RESPONSE] = undefined;
+    (this as HeldResponse)[HOLD]?.release();
     if (closing && socket[ACTIVE] === 0) socket.end();
     if (inFlight === 0) onDrained?.();
     // A client that goes away before its answer aborts the core request.
@@ -148,6 +162,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   // node:http refuses a header timeout past the request timeout: the request's covers its headers too.
   const headersTimeoutMs =
     requestTimeoutMs > 0 && headerTimeoutMs > requestTimeoutMs ? requestTimeoutMs : headerTimeoutMs;
+  const budget = createBufferBudget(
+    options.maxBufferedBytes ?? defaultMaxBufferedBytes(maxInputSize),
+    options.bufferCounter,
+  );
   const restrictedApis = options.restrictedApis ?? {};
   const restricted = Object.keys(restrictedApis).length > 0;
   const context: HandlerContext = {
@@ -160,6 +178,14 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
         `HTTP ${res.req.method} ${res.req.url}: connection cut, the client read nothing for ${sendTimeoutMs} ms ` +
           `(--http-send-timeout-ms) with ${unsent} bytes of the answer unsent`,
       ),
+    // Made when a handler first needs it; a response that closes before then never holds anything.
+    holdOf: (res: HeldResponse) => {
+      if (res[HOLD] === undefined) {
+        res[HOLD] = budget.open();
+        if (res.closed) res[HOLD].release();
+      }
+      return res[HOLD];
+    },
     fail: finish,
   };
 
@@ -253,6 +279,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     port,
     listeningFd: (server as unknown as { _handle?: { fd?: number } })._handle?.fd,
     requestsServed: () => served,
+    bufferedBytes: () => budget.heldBytes(),
     pendingResponseBytes() {
       let bytes = 0;
       for (const socket of sockets) bytes += socket.writableLength;

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Cancellation } from "../core/cancel-signal.js";
 import { readBody } from "./body-reader.js";
+import type { BufferHold } from "./buffer-budget.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest } from "./http-error.js";
@@ -49,6 +50,8 @@ export interface HandlerContext {
   readonly sendTimeoutMs: number;
   /** Told of each connection cut by the send timeout. */
   readonly onSendTimeout: SendTimeoutListener;
+  /** The request's share of --http-max-buffered-bytes (buffer-budget.ts), released when `res` closes. */
+  readonly holdOf: (res: ServerResponse) => BufferHold;
   /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
@@ -84,7 +87,8 @@ async function serveInfer(
   const { core, maxInputSize, maxBytesTensorElements } = context;
   const acceptEncoding = req.headers["accept-encoding"];
   // Without the header the whole body is the JSON, which Triton limits to --http-max-input-size.
-  const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined);
+  const hold = context.holdOf(res);
+  const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined, hold);
   const headerLength = headerLengthOf(req, body.byteLength);
   const cancellation = new Cancellation();
   (res as WatchedResponse)[CANCELLATION] = cancellation;
@@ -108,11 +112,14 @@ async function serveInfer(
     const compressed = await compressBody([encoded.json, ...encoded.binary], encoding);
     headers["Content-Encoding"] = encoding;
     headers["Content-Length"] = compressed.byteLength;
+    // The answer replaces the body in the hold (nothing refers to the body now) until it is written.
+    hold.set(compressed.byteLength);
     res.writeHead(200, headers);
     writeBody(res, [compressed], context.sendTimeoutMs, context.onSendTimeout);
     return;
   }
   headers["Content-Length"] = encoded.byteLength;
+  hold.set(encoded.byteLength);
   res.writeHead(200, headers);
   const chunks = encoded.binary.length === 0 ? [encoded.json] : [encoded.json, ...encoded.binary];
   writeBody(res, chunks, context.sendTimeoutMs, context.onSendTimeout);
