@@ -22,6 +22,7 @@ import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
+import { createJsonDecodePool, DEFAULT_JSON_DECODE_MIN_BYTES } from "./json-decode-pool.js";
 import { listen } from "./listen.js";
 import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
@@ -66,6 +67,10 @@ export interface HttpFrontEndOptions {
   readonly maxBufferedBytes?: number;
   /** The count that bound is drawn from, shared by every front-end thread of one server. Default: a new one. */
   readonly bufferCounter?: SharedArrayBuffer;
+  /** Infer bodies with at least this many bytes of JSON are decoded in a thread. Default 1 MiB. */
+  readonly jsonDecodeMinBytes?: number;
+  /** Tests only: holds each decode in its thread (json-decode-pool.ts DecodeThreadInit). */
+  readonly jsonDecodeGate?: SharedArrayBuffer;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -166,6 +171,9 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     options.maxBufferedBytes ?? defaultMaxBufferedBytes(maxInputSize),
     options.bufferCounter,
   );
+  const jsonDecoder = createJsonDecodePool(
+    options.jsonDecodeGate !== undefined ? { gate: options.jsonDecodeGate } : {},
+  );
   const restrictedApis = options.restrictedApis ?? {};
   const restricted = Object.keys(restrictedApis).length > 0;
   const context: HandlerContext = {
@@ -186,6 +194,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       }
       return res[HOLD];
     },
+    jsonDecoder,
+    jsonDecodeMinBytes: options.jsonDecodeMinBytes ?? DEFAULT_JSON_DECODE_MIN_BYTES,
     fail: finish,
   };
 
@@ -274,7 +284,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     );
 
   let closed: Promise<void> | undefined;
-  return {
+  const frontEnd: HttpFrontEndThread = {
     url,
     port,
     listeningFd: (server as unknown as { _handle?: { fd?: number } })._handle?.fd,
@@ -311,6 +321,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return closed;
     },
   };
+  // The decode threads end once the front end has closed: no request can need them any more.
+  return { ...frontEnd, close: () => frontEnd.close().then(() => jsonDecoder.close()) };
 }
 
 /** A whole HTTP/1.1 answer written straight to a socket that has no response object (client errors). */

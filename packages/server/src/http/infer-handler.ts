@@ -10,8 +10,9 @@ import type { BufferHold } from "./buffer-budget.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest } from "./http-error.js";
-import { decodeInferRequest } from "./infer-request-decoder.js";
+import { type DecodeInferOptions, decodeInferRequest } from "./infer-request-decoder.js";
 import { encodeInferResponse } from "./infer-response-encoder.js";
+import type { JsonDecodePool } from "./json-decode-pool.js";
 import { type SendTimeoutListener, writeBody } from "./response-writer.js";
 import type { Route } from "./router.js";
 
@@ -52,6 +53,9 @@ export interface HandlerContext {
   readonly onSendTimeout: SendTimeoutListener;
   /** The request's share of --http-max-buffered-bytes (buffer-budget.ts), released when `res` closes. */
   readonly holdOf: (res: ServerResponse) => BufferHold;
+  /** Decodes bodies with at least `jsonDecodeMinBytes` of JSON off this thread (json-decode-pool.ts). */
+  readonly jsonDecoder: JsonDecodePool;
+  readonly jsonDecodeMinBytes: number;
   /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
@@ -92,14 +96,19 @@ async function serveInfer(
   const headerLength = headerLengthOf(req, body.byteLength);
   const cancellation = new Cancellation();
   (res as WatchedResponse)[CANCELLATION] = cancellation;
-  const decoded = decodeInferRequest(body, {
+  const decodeOptions: DecodeInferOptions = {
     model: route.model,
     version: route.version,
     headerLength,
     maxInputSize,
     maxBytesTensorElements,
     signal: cancellation,
-  });
+  };
+  // A large JSON would hold every other client on this thread while it parses: a decode thread takes it.
+  const decoded =
+    headerLength >= context.jsonDecodeMinBytes
+      ? await context.jsonDecoder.decode(body, decodeOptions)
+      : decodeInferRequest(body, decodeOptions);
   const response = await core.infer(decoded.request);
   const encoded = encodeInferResponse(response, decoded);
   if (res.destroyed) return;
