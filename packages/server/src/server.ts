@@ -70,6 +70,11 @@ export interface ServerOptions extends InferenceCoreOptions {
   /** Most open HTTP connections (node:http maxConnections); one past it is closed unanswered. 0: none (default). */
   readonly httpMaxConnections?: number;
   /**
+   * `--http-max-buffered-bytes`: most bytes held for HTTP request bodies and unsent answers, server-wide;
+   * a body past it gets 503. Default: an eighth of os.totalmem(), at least twice httpMaxInputSize.
+   */
+  readonly httpMaxBufferedBytes?: number;
+  /**
    * `--http-thread-count`: threads serving HTTP, 1 to 64, all feeding this server's one core. Default 1
    * (Triton's is 8 C++ threads; here each extra thread is a V8 isolate and a message hop per call). Each
    * thread applies httpMaxConnections to its own connections.
@@ -138,6 +143,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : {}),
       ...(options.httpSendTimeoutMs !== undefined ? { sendTimeoutMs: options.httpSendTimeoutMs } : {}),
       ...(options.httpMaxConnections !== undefined ? { maxConnections: options.httpMaxConnections } : {}),
+      ...(options.httpMaxBufferedBytes !== undefined
+        ? { maxBufferedBytes: options.httpMaxBufferedBytes }
+        : {}),
       ...(options.httpRestrictedApis !== undefined ? { restrictedApis: options.httpRestrictedApis } : {}),
       ...(options.httpTls !== undefined ? { tls: options.httpTls } : {}),
     });

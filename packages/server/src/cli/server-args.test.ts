@@ -94,6 +94,18 @@ test("every flag, repeatable --load-model, boolean flags with and without values
   assert.equal(logVerbose, 1);
 });
 
+test("--http-max-buffered-bytes: a positive size; absent, the server derives it from memory", () => {
+  assert.equal(
+    parse("--model-repository", "m", "--http-max-buffered-bytes", "1048576").options?.httpMaxBufferedBytes,
+    1048576,
+  );
+  assert.equal(parse("--model-repository", "m").options?.httpMaxBufferedBytes, undefined);
+  assert.throws(
+    () => parse("--model-repository", "m", "--http-max-buffered-bytes", "0"),
+    new CliUsageError("invalid --http-max-buffered-bytes '0': expected a positive size in bytes"),
+  );
+});
+
 test("--http-thread-count: threads serving HTTP, 1 to 64; a bad count is refused", () => {
   const given = parse("--model-repository", "m", "--http-thread-count", "4");
   assert.equal(given.options?.httpThreadCount, 4);

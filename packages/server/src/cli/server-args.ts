@@ -119,6 +119,13 @@ const argsSchema = z.object({
     .number({ error: "expected a number of connections" })
     .int("expected a whole number of connections")
     .min(0, "expected 0 (no limit) or a positive number of connections"),
+  // --http-max-buffered-bytes (issue 36): default derived from the machine's memory by the server.
+  httpMaxBufferedBytes: z.coerce
+    .number({ error: "expected a size in bytes" })
+    .int("expected a whole number of bytes")
+    .positive("expected a positive size in bytes")
+    .max(Number.MAX_SAFE_INTEGER, "expected a size in bytes below 2^53")
+    .optional(),
   maxPendingRequests: z.coerce
     .number({ error: "expected a number of requests" })
     .int("expected a whole number of requests")
@@ -200,6 +207,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   httpRequestTimeoutMs: "--http-request-timeout-ms",
   httpSendTimeoutMs: "--http-send-timeout-ms",
   httpMaxConnections: "--http-max-connections",
+  httpMaxBufferedBytes: "--http-max-buffered-bytes",
   maxPendingRequests: "--max-pending-requests",
   maxBytesTensorElements: "--max-bytes-tensor-elements",
   disableAutoCompleteConfig: "--disable-auto-complete-config",
@@ -289,6 +297,11 @@ function createProgram(): Command {
       "--http-max-connections <n>",
       "most open HTTP connections; one past it is closed at once, unanswered (0: no limit)",
       "0",
+    )
+    .option(
+      "--http-max-buffered-bytes <bytes>",
+      "most bytes held for HTTP request bodies and unsent answers, all connections together; a body past " +
+        "it gets 503 (default: an eighth of the machine's memory, at least twice --http-max-input-size)",
     )
     .option(
       "--max-pending-requests <n>",
@@ -540,6 +553,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       httpRequestTimeoutMs: a.httpRequestTimeoutMs,
       httpSendTimeoutMs: a.httpSendTimeoutMs,
       httpMaxConnections: a.httpMaxConnections,
+      ...(a.httpMaxBufferedBytes !== undefined ? { httpMaxBufferedBytes: a.httpMaxBufferedBytes } : {}),
       ...(a.httpThreadCount !== undefined ? { httpThreadCount: a.httpThreadCount } : {}),
       maxPendingRequests: a.maxPendingRequests,
       maxBytesTensorElements: a.maxBytesTensorElements,

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ServerError } from "../core/server-error.js";
 import { readBody } from "./body-reader.js";
-import type { FrontEndCore } from "./front-end-core.js";
+import type { BufferHold } from "./buffer-budget.js";
 import { badRequest, HttpError } from "./http-error.js";
 import type { HandlerContext } from "./infer-handler.js";
 import { sendEmpty, sendError, sendJson } from "./respond.js";
@@ -20,8 +20,8 @@ const SHM_DISABLED = "Client shared memory is not supported by tbench-server";
  * anything else must parse (TritonJson's INTERNAL failure, 500, when it does not). The fields are then
  * looked up by the handler, so a body that is not an object simply has none of them, as in Triton.
  */
-async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const body = await readBody(req, maxBytes, true);
+async function readJsonBody(req: IncomingMessage, maxBytes: number, hold: BufferHold): Promise<unknown> {
+  const body = await readBody(req, maxBytes, true, hold);
   if (body.byteLength === 0) return undefined;
   const text = body.toString("utf8");
   try {
@@ -81,19 +81,19 @@ export async function handleApiRequest(
   res: ServerResponse,
 ): Promise<void> {
   try {
-    await serveApiRequest(context.core, route, req, res, context.maxInputSize);
+    await serveApiRequest(context, route, req, res);
   } catch (error) {
     context.fail(req, res, error);
   }
 }
 
 async function serveApiRequest(
-  core: FrontEndCore,
+  context: HandlerContext,
   route: Route,
   req: IncomingMessage,
   res: ServerResponse,
-  maxInputSize: number,
 ): Promise<void> {
+  const { core, maxInputSize } = context;
   switch (route.kind) {
     case "health-live":
       sendEmpty(res, (await core.isLive()) ? 200 : 400);
@@ -125,19 +125,19 @@ async function serveApiRequest(
       sendJson(res, 200, JSON.stringify({ model_stats: await core.modelStatistics() }));
       return;
     case "repository-index": {
-      const body = await readJsonBody(req, maxInputSize);
+      const body = await readJsonBody(req, maxInputSize, context.holdOf(res));
       const index = await core.repositoryIndex({ readyOnly: readyOnly(body) });
       sendJson(res, 200, JSON.stringify(index));
       return;
     }
     case "repository-load": {
-      const body = await readJsonBody(req, maxInputSize);
+      const body = await readJsonBody(req, maxInputSize, context.holdOf(res));
       await core.loadModel(route.model, loadParameters(body));
       sendEmpty(res, 200);
       return;
     }
     case "repository-unload": {
-      const body = await readJsonBody(req, maxInputSize);
+      const body = await readJsonBody(req, maxInputSize, context.holdOf(res));
       await core.unloadModel(route.model, { unloadDependents: unloadDependents(body) });
       sendEmpty(res, 200);
       return;

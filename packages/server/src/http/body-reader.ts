@@ -10,6 +10,7 @@
 import type { IncomingMessage } from "node:http";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
+import type { BufferHold } from "./buffer-budget.js";
 import { badRequest, HttpError } from "./http-error.js";
 
 const unzip = promisify(zlib.unzip);
@@ -31,9 +32,15 @@ function tooLarge(size: number, limit: number, wholeBodyIsJson: boolean): HttpEr
 /**
  * Resolves with the whole (decoded) body, or rejects with HttpError. When it rejects for size, the caller
  * should answer and close the connection rather than drain the rest. `wholeBodyIsJson` (no binary data can
- * follow) words an uncompressed body over the limit as Triton words its JSON limit.
+ * follow) words an uncompressed body over the limit as Triton words its JSON limit. `hold` reserves every
+ * byte buffered before it is (--http-max-buffered-bytes, buffer-budget.ts); its owner releases it.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, wholeBodyIsJson: boolean): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  wholeBodyIsJson: boolean,
+  hold: BufferHold,
+): Promise<Buffer> {
   const encoding = requestEncoding(req.headers["content-encoding"]);
   const json = wholeBodyIsJson && encoding === "identity";
   const declared = req.headers["content-length"];
@@ -42,9 +49,16 @@ export function readBody(req: IncomingMessage, maxBytes: number, wholeBodyIsJson
     expected = Number(declared);
     if (expected > maxBytes) return Promise.reject(tooLarge(expected, maxBytes, json));
   }
+  const initialBytes = expected >= 0 ? expected : Math.min(16384, maxBytes);
+  try {
+    // A declared length is reserved whole, so that a body that cannot fit is refused before it is read.
+    hold.reserve(initialBytes);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise<Buffer>((resolve, reject) => {
     // Unpooled so the core may transfer its ArrayBuffer to a worker without touching other requests' bytes.
-    let buffer = Buffer.allocUnsafeSlow(expected >= 0 ? expected : 16384);
+    let buffer = Buffer.allocUnsafeSlow(initialBytes);
     let length = 0;
     let failed = false;
     const fail = (error: Error) => {
@@ -60,10 +74,17 @@ export function readBody(req: IncomingMessage, maxBytes: number, wholeBodyIsJson
         return;
       }
       if (length + chunk.byteLength > buffer.byteLength) {
-        const grown = Buffer.allocUnsafeSlow(
-          Math.min(maxBytes, Math.max(buffer.byteLength * 2, length + chunk.byteLength)),
-        );
+        const grownBytes = Math.min(maxBytes, Math.max(buffer.byteLength * 2, length + chunk.byteLength));
+        try {
+          // The old buffer is held until the copy is done: both count.
+          hold.reserve(grownBytes);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
+        const grown = Buffer.allocUnsafeSlow(grownBytes);
         buffer.copy(grown, 0, 0, length);
+        hold.set(grownBytes);
         buffer = grown;
       }
       chunk.copy(buffer, length);
@@ -79,19 +100,21 @@ export function readBody(req: IncomingMessage, maxBytes: number, wholeBodyIsJson
         resolve(raw);
         return;
       }
-      decompress(raw, encoding, maxBytes).then(resolve, reject);
+      decompress(raw, encoding, maxBytes, hold).then(resolve, reject);
     });
   });
 }
 
-async function decompress(raw: Buffer, encoding: "gzip" | "deflate", maxBytes: number): Promise<Buffer> {
+async function decompress(
+  raw: Buffer,
+  encoding: "gzip" | "deflate",
+  maxBytes: number,
+  hold: BufferHold,
+): Promise<Buffer> {
   if (raw.byteLength === 0) throw badRequest("nothing to be decompressed");
+  let inflated: Buffer;
   try {
-    const inflated = await unzip(raw, { maxOutputLength: maxBytes });
-    // zlib's result may sit in a shared pool slab; give the core a buffer of its own.
-    const own = Buffer.allocUnsafeSlow(inflated.byteLength);
-    inflated.copy(own);
-    return own;
+    inflated = await unzip(raw, { maxOutputLength: maxBytes });
   } catch (error) {
     if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
       throw badRequest(
@@ -103,4 +126,11 @@ async function decompress(raw: Buffer, encoding: "gzip" | "deflate", maxBytes: n
     // parsed as the request.
     throw badRequest(`unable to decompress the ${encoding} request body: ${(error as Error).message}`);
   }
+  // The compressed body is dropped once the inflated one is copied; what stays held is the copy.
+  hold.reserve(inflated.byteLength);
+  // zlib's result may sit in a shared pool slab; give the core a buffer of its own.
+  const own = Buffer.allocUnsafeSlow(inflated.byteLength);
+  inflated.copy(own);
+  hold.set(own.byteLength);
+  return own;
 }

@@ -23,10 +23,12 @@ import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
 import { clipForLog, createSummarizingLog } from "../core/summarizing-log.js";
 import { handleApiRequest } from "./api-handlers.js";
+import { type BufferHold, createBufferBudget, defaultMaxBufferedBytes } from "./buffer-budget.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
+import { createJsonDecodePool, DEFAULT_JSON_DECODE_MIN_BYTES } from "./json-decode-pool.js";
 import { listen } from "./listen.js";
 import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
@@ -86,6 +88,17 @@ export interface HttpFrontEndOptions {
    * on its way (answered 503 with `Connection: close`). Default 1 s.
    */
   readonly closeIdleGraceMs?: number;
+  /**
+   * `--http-max-buffered-bytes`: most bytes held for request bodies and unsent answers, server-wide; a
+   * body past it is refused with 503 (buffer-budget.ts). Default: defaultMaxBufferedBytes(maxInputSize).
+   */
+  readonly maxBufferedBytes?: number;
+  /** The count that bound is drawn from, shared by every front-end thread of one server. Default: a new one. */
+  readonly bufferCounter?: SharedArrayBuffer;
+  /** Infer bodies with at least this many bytes of JSON are decoded in a thread. Default 1 MiB. */
+  readonly jsonDecodeMinBytes?: number;
+  /** Tests only: holds each decode in its thread (json-decode-pool.ts DecodeThreadInit). */
+  readonly jsonDecodeGate?: SharedArrayBuffer;
 }
 
 /** Default --http-header-timeout-ms: half Node's 60 s, nginx's client_header_timeout is 60 s. */
@@ -104,6 +117,8 @@ export interface HttpFrontEnd {
   close(): Promise<void>;
   /** Answer bytes queued in this front end's sockets that the kernel has not taken yet (all connections). */
   pendingResponseBytes(): number;
+  /** Bytes held for request bodies and unsent answers, by every thread (--http-max-buffered-bytes). */
+  bufferedBytes(): number;
 }
 
 /** One thread's front end, with what http-threads.ts needs to run more of them. */
@@ -119,6 +134,9 @@ const ACTIVE = Symbol("tbench.activeRequests");
 /** The response in progress on a socket, if any. */
 const RESPONSE = Symbol("tbench.response");
 type TrackedSocket = Socket & { [ACTIVE]?: number; [RESPONSE]?: ServerResponse | undefined };
+/** A response's share of --http-max-buffered-bytes, released when it closes. */
+const HOLD = Symbol("tbench.bufferHold");
+type HeldResponse = ServerResponse & { [HOLD]?: BufferHold };
 
 /** How long close() waits for in-flight requests before cutting connections (Triton's exit timeout). */
 export const CLOSE_GRACE_MS = 30_000;
@@ -192,6 +210,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   function onResponseClose(this: ServerResponse): void {
     releaseSocket(this);
     inFlight--;
+    (this as HeldResponse)[HOLD]?.release();
     if (inFlight === 0) onDrained?.();
     // A client that goes away before its answer aborts the core request.
     if (!this.writableFinished) abortClientRequest(this);
@@ -204,6 +223,13 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   // node:http refuses a header timeout past the request timeout: the request's covers its headers too.
   const headersTimeoutMs =
     requestTimeoutMs > 0 && headerTimeoutMs > requestTimeoutMs ? requestTimeoutMs : headerTimeoutMs;
+  const budget = createBufferBudget(
+    options.maxBufferedBytes ?? defaultMaxBufferedBytes(maxInputSize),
+    options.bufferCounter,
+  );
+  const jsonDecoder = createJsonDecodePool(
+    options.jsonDecodeGate !== undefined ? { gate: options.jsonDecodeGate } : {},
+  );
   const restrictedApis = options.restrictedApis ?? {};
   const restricted = Object.keys(restrictedApis).length > 0;
   const context: HandlerContext = {
@@ -216,6 +242,16 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
         `HTTP ${res.req.method} ${res.req.url}: connection cut, the client read nothing for ${sendTimeoutMs} ms ` +
           `(--http-send-timeout-ms) with ${unsent} bytes of the answer unsent`,
       ),
+    // Made when a handler first needs it; a response that closes before then never holds anything.
+    holdOf: (res: HeldResponse) => {
+      if (res[HOLD] === undefined) {
+        res[HOLD] = budget.open();
+        if (res.closed) res[HOLD].release();
+      }
+      return res[HOLD];
+    },
+    jsonDecoder,
+    jsonDecodeMinBytes: options.jsonDecodeMinBytes ?? DEFAULT_JSON_DECODE_MIN_BYTES,
     fail: finish,
   };
 
@@ -336,11 +372,12 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     );
 
   let closed: Promise<void> | undefined;
-  return {
+  const frontEnd: HttpFrontEndThread = {
     url,
     port,
     listeningFd: (server as unknown as { _handle?: { fd?: number } })._handle?.fd,
     requestsServed: () => served,
+    bufferedBytes: () => budget.heldBytes(),
     pendingResponseBytes() {
       let bytes = 0;
       for (const socket of sockets) bytes += socket.writableLength;
@@ -397,6 +434,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return closed;
     },
   };
+  // The decode threads end once the front end has closed: no request can need them any more.
+  return { ...frontEnd, close: () => frontEnd.close().then(() => jsonDecoder.close()) };
 }
 
 /** Calls `callback` after the event loop has polled for I/O at least once (a check phase in between). */

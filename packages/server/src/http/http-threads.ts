@@ -8,6 +8,7 @@
  */
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
+import { createBufferCounter } from "./buffer-budget.js";
 import { type FrontEndThread, startFrontEndThread } from "./front-end-thread.js";
 import {
   CLOSE_GRACE_MS,
@@ -37,14 +38,17 @@ export async function startHttpFrontEnd(options: HttpFrontEndsOptions): Promise<
     throw new RangeError(
       `threadCount must be a whole number from 1 to ${MAX_HTTP_THREAD_COUNT}, got ${String(threadCount)}`,
     );
-  const main = await createHttpFrontEnd(options);
+  // One count for the whole server: every thread draws on the same --http-max-buffered-bytes.
+  const bufferCounter = options.bufferCounter ?? createBufferCounter();
+  const main = await createHttpFrontEnd({ ...options, bufferCounter });
   if (threadCount === 1) return main;
   const fd = main.listeningFd;
   if (fd === undefined) {
     await main.close();
     throw new Error("the HTTP listening socket has no file descriptor to share with front-end threads");
   }
-  const { core, logger, clock: _clock, listenHandle: _handle, threadCount: _count, ...settings } = options;
+  const { core, logger, clock: _clock, listenHandle: _handle, threadCount: _count, ...rest } = options;
+  const settings = { ...rest, bufferCounter };
   const starting = Array.from({ length: threadCount - 1 }, (_, i) =>
     startFrontEndThread({
       init: { thread: i + 1, fd, options: settings },
@@ -77,6 +81,8 @@ function withThreads(
     // The main thread's connections only: the others' cannot be read synchronously, and nothing but the
     // front end's own tests reads this (slow clients are cut by each thread's send timeout).
     pendingResponseBytes: () => main.pendingResponseBytes(),
+    // One count for every thread (the counter is shared).
+    bufferedBytes: () => main.bufferedBytes(),
     close() {
       closed ??= (async () => {
         const [, ...served] = await Promise.all([main.close(), ...threads.map((thread) => thread.close())]);

@@ -6,11 +6,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Cancellation } from "../core/cancel-signal.js";
 import { readBody } from "./body-reader.js";
+import type { BufferHold } from "./buffer-budget.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest } from "./http-error.js";
-import { decodeInferRequest } from "./infer-request-decoder.js";
+import { type DecodeInferOptions, decodeInferRequest } from "./infer-request-decoder.js";
 import { encodeInferResponse } from "./infer-response-encoder.js";
+import type { JsonDecodePool } from "./json-decode-pool.js";
 import { type SendTimeoutListener, writeBody } from "./response-writer.js";
 import type { Route } from "./router.js";
 
@@ -49,6 +51,11 @@ export interface HandlerContext {
   readonly sendTimeoutMs: number;
   /** Told of each connection cut by the send timeout. */
   readonly onSendTimeout: SendTimeoutListener;
+  /** The request's share of --http-max-buffered-bytes (buffer-budget.ts), released when `res` closes. */
+  readonly holdOf: (res: ServerResponse) => BufferHold;
+  /** Decodes bodies with at least `jsonDecodeMinBytes` of JSON off this thread (json-decode-pool.ts). */
+  readonly jsonDecoder: JsonDecodePool;
+  readonly jsonDecodeMinBytes: number;
   /** Answers `error` as Triton would (the same status for a core error on every endpoint). */
   readonly fail: (req: IncomingMessage, res: ServerResponse, error: unknown) => void;
 }
@@ -84,18 +91,24 @@ async function serveInfer(
   const { core, maxInputSize, maxBytesTensorElements } = context;
   const acceptEncoding = req.headers["accept-encoding"];
   // Without the header the whole body is the JSON, which Triton limits to --http-max-input-size.
-  const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined);
+  const hold = context.holdOf(res);
+  const body = await readBody(req, maxInputSize, req.headers[HEADER_LENGTH] === undefined, hold);
   const headerLength = headerLengthOf(req, body.byteLength);
   const cancellation = new Cancellation();
   (res as WatchedResponse)[CANCELLATION] = cancellation;
-  const decoded = decodeInferRequest(body, {
+  const decodeOptions: DecodeInferOptions = {
     model: route.model,
     version: route.version,
     headerLength,
     maxInputSize,
     maxBytesTensorElements,
     signal: cancellation,
-  });
+  };
+  // A large JSON would hold every other client on this thread while it parses: a decode thread takes it.
+  const decoded =
+    headerLength >= context.jsonDecodeMinBytes
+      ? await context.jsonDecoder.decode(body, decodeOptions)
+      : decodeInferRequest(body, decodeOptions);
   const response = await core.infer(decoded.request);
   const encoded = encodeInferResponse(response, decoded);
   if (res.destroyed) return;
@@ -108,11 +121,14 @@ async function serveInfer(
     const compressed = await compressBody([encoded.json, ...encoded.binary], encoding);
     headers["Content-Encoding"] = encoding;
     headers["Content-Length"] = compressed.byteLength;
+    // The answer replaces the body in the hold (nothing refers to the body now) until it is written.
+    hold.set(compressed.byteLength);
     res.writeHead(200, headers);
     writeBody(res, [compressed], context.sendTimeoutMs, context.onSendTimeout);
     return;
   }
   headers["Content-Length"] = encoded.byteLength;
+  hold.set(encoded.byteLength);
   res.writeHead(200, headers);
   const chunks = encoded.binary.length === 0 ? [encoded.json] : [encoded.json, ...encoded.binary];
   writeBody(res, chunks, context.sendTimeoutMs, context.onSendTimeout);

@@ -13,7 +13,11 @@ const ownExtension = extname(fileURLToPath(import.meta.url));
  * a tiny bootstrap registers tsx inside the worker first, then imports the TypeScript body.
  */
 export function spawnThread(
-  body: "instance-worker" | "webgpu-executor-worker" | "../http/http-thread-worker",
+  body:
+    | "instance-worker"
+    | "webgpu-executor-worker"
+    | "../http/http-thread-worker"
+    | "../http/json-decode-worker",
   workerData?: unknown,
 ): Worker {
   const url = new URL(`./${body}${ownExtension}`, import.meta.url);
