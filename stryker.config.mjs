@@ -1,6 +1,6 @@
 // StrykerJS for `npm run mutate` (scripts/mutate.mjs), one area at a time: TBENCH_MUTATE_AREA names it
 // (scripts/mutate-areas.mjs). Tests are node:test files run by the tap runner, TypeScript through tsx with
-// the `source` condition, as scripts/run-tests.mjs runs them; each test file counts as one test, so per-test
+// the `source` condition, as scripts/run-tests.ts runs them; each test file counts as one test, so per-test
 // coverage runs only the files that reach a mutant. One worker: the machine is shared.
 import { MUTATION_AREAS } from "./scripts/mutate-areas.mjs";
 
