@@ -39,7 +39,7 @@ const ROWS: readonly Row[] = [
   { row: 1, attack: "gRPC 1 MiB model name, then 50 calls", run: grpcLongName, limitMs: 60_000 },
   { row: 2, attack: "gRPC message declared 2 GiB", run: grpcLargeMessage, limitMs: 60_000 },
   { row: 3, attack: "10,000-char model name load flood", run: logFlood, limitMs: 60_000 },
-  { row: 4, attack: "40 held 60 MiB bodies", run: heldBodies, limitMs: 180_000 },
+  { row: 4, attack: "held 60 MiB bodies", run: heldBodies, limitMs: 180_000 },
   { row: 5, attack: "SIGTERM under 32 keep-alive clients", run: sigtermDrain, limitMs: 90_000 },
   { row: 6, attack: "30 MiB JSON beside simple", run: jsonStall, limitMs: 120_000 },
 ];
@@ -60,13 +60,14 @@ function argValue(argv: readonly string[], flag: string): string | undefined {
 
 function commitOf(root: string): string {
   try {
-    const head = execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"], {
-      encoding: "utf8",
-    }).trim();
-    const dirty = execFileSync("git", ["-C", root, "status", "--porcelain", "--", "packages"], {
-      encoding: "utf8",
-    }).trim();
-    return dirty === "" ? head : `${head} (with uncommitted changes)`;
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", root, ...args], { encoding: "utf8" }).trim();
+    // A tree inside another checkout (an export under this one) is not that checkout's commit.
+    if (resolve(git("rev-parse", "--show-toplevel")) !== resolve(root)) return "unknown (not a git checkout)";
+    const head = git("rev-parse", "--short", "HEAD");
+    return git("status", "--porcelain", "--", "packages") === ""
+      ? head
+      : `${head} (with uncommitted changes)`;
   } catch {
     return "unknown (not a git checkout)";
   }

@@ -15,7 +15,7 @@ const EXIT_WAIT_MS = DRAIN_DEADLINE_MS + 5000;
 type Outcome =
   | { kind: "answer"; status: number; closing: boolean }
   | { kind: "refused" }
-  | { kind: "lost"; code: string };
+  | { kind: "lost"; code: string; reused: boolean; at: number };
 
 function infer(url: string, agent: Agent, body: string): Promise<Outcome> {
   return new Promise((resolve) => {
@@ -26,12 +26,18 @@ function infer(url: string, agent: Agent, body: string): Promise<Outcome> {
         const closing = /close/i.test(String(res.headers.connection ?? ""));
         res.resume();
         res.on("end", () => resolve({ kind: "answer", status: res.statusCode ?? 0, closing }));
-        res.on("error", (e: NodeJS.ErrnoException) => resolve({ kind: "lost", code: e.code ?? e.message }));
+        res.on("error", (e: NodeJS.ErrnoException) => resolve(lostBy(e)));
       },
     );
     req.setTimeout(EXIT_WAIT_MS, () => req.destroy(new Error("client timeout")));
+    const lostBy = (e: NodeJS.ErrnoException): Outcome => ({
+      kind: "lost",
+      code: e.code ?? e.message,
+      reused: req.reusedSocket,
+      at: performance.now(),
+    });
     req.on("error", (e: NodeJS.ErrnoException) =>
-      resolve(e.code === "ECONNREFUSED" ? { kind: "refused" } : { kind: "lost", code: e.code ?? e.message }),
+      resolve(e.code === "ECONNREFUSED" ? { kind: "refused" } : lostBy(e)),
     );
     req.end(body);
   });
@@ -55,10 +61,14 @@ export async function sigtermDrain(ctx: RowContext): Promise<RowResult> {
   });
   let exited = false;
   let exitCode: number | string = "still running";
+  let exitedAt = Number.POSITIVE_INFINITY;
   void server.exited.then((code) => {
     exited = true;
+    exitedAt = performance.now();
     exitCode = code;
   });
+  /** Where the lost requests were: on a reused keep-alive socket or a new one, before or at the exit. */
+  const lostWhere = { reusedSocket: 0, newSocket: 0, beforeExit: 0, atExit: 0 };
   let signalledAt = Number.NaN;
   const before = { ok: 0, other: 0 };
   const after = { ok: 0, closing503: 0, other503: 0, otherStatus: 0, refused: 0 };
@@ -70,8 +80,12 @@ export async function sigtermDrain(ctx: RowContext): Promise<RowResult> {
       if (signalled && loopsEnd()) return;
       const o = await infer(server.httpUrl, agent, body);
       const during = !Number.isNaN(signalledAt);
-      if (o.kind === "lost") lost[o.code] = (lost[o.code] ?? 0) + 1;
-      else if (!during) {
+      if (o.kind === "lost") {
+        lost[o.code] = (lost[o.code] ?? 0) + 1;
+        lostWhere[o.reused ? "reusedSocket" : "newSocket"]++;
+        // The exit is seen a little after the sockets are reset: 50 ms of margin.
+        lostWhere[o.at < exitedAt - 50 ? "beforeExit" : "atExit"]++;
+      } else if (!during) {
         if (o.kind === "answer" && o.status === 200) before.ok++;
         else before.other++;
       } else if (o.kind === "refused") {
@@ -101,7 +115,10 @@ export async function sigtermDrain(ctx: RowContext): Promise<RowResult> {
       ? "0 lost"
       : `${lostTotal} lost (${Object.entries(lost)
           .map(([c, n]) => `${n} ${c}`)
-          .join(", ")})`;
+          .join(
+            ", ",
+          )}; ${lostWhere.reusedSocket} on reused keep-alive sockets, ${lostWhere.newSocket} on new ` +
+        `ones; ${lostWhere.beforeExit} before the exit, ${lostWhere.atExit} at it)`;
   return {
     row: 5,
     attack,
@@ -118,6 +135,7 @@ export async function sigtermDrain(ctx: RowContext): Promise<RowResult> {
       refusedAfterSignal: after.refused,
       lost,
       lostTotal,
+      lostWhere,
       drainMs: Math.round(drainMs),
       exitCode: exitedInTime ? exitCode : "killed after the deadline",
     },
