@@ -32,16 +32,26 @@ export async function readServerHelp(tree: ServerTree): Promise<ServerHelp> {
     timeout: 60_000,
     maxBuffer: 4 * MIB,
   });
-  const flags = new Set<string>();
-  const defaults = new Map<string, string>();
-  for (const line of stdout.split("\n")) {
+  return parseServerHelp(stdout);
+}
+
+/**
+ * The flags in commander's --help text, and the default each states ("(default: "8000")", "(default
+ * 7200000; ...)"); a description wrapped onto further lines is read whole.
+ */
+export function parseServerHelp(text: string): ServerHelp {
+  const entries: { flag: string; text: string }[] = [];
+  for (const line of text.split("\n")) {
     const flag = /^\s+(?:-\w, )?(--[a-z0-9-]+)/.exec(line)?.[1];
-    if (flag === undefined) continue;
-    flags.add(flag);
-    const stated = /\(default:? "?([^";)]+)/.exec(line)?.[1];
+    if (flag !== undefined) entries.push({ flag, text: line });
+    else if (/^\s+\S/.test(line) && entries.length > 0) entries.at(-1)!.text += ` ${line.trim()}`;
+  }
+  const defaults = new Map<string, string>();
+  for (const { flag, text: entry } of entries) {
+    const stated = /\(default:? "?([^";)]+)/.exec(entry)?.[1];
     if (stated !== undefined) defaults.set(flag, stated);
   }
-  return { flags, defaults, text: stdout };
+  return { flags: new Set(entries.map((e) => e.flag)), defaults, text };
 }
 
 /** Counts what a stream writes: bytes, lines, the longest line (in characters of latin1, i.e. bytes). */
@@ -54,7 +64,10 @@ export interface OutputCounter {
   tail(): string;
 }
 
-function countOutput(stream: NodeJS.ReadableStream, keepHead: (text: string) => void): OutputCounter {
+export function countOutput(
+  stream: NodeJS.ReadableStream,
+  keepHead: (text: string) => void = () => {},
+): OutputCounter {
   let bytes = 0;
   let current = 0;
   let longest = 0;
