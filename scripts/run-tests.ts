@@ -7,10 +7,6 @@
  *
  * Arguments that start with "-" go to node (e.g. --test-name-pattern=...). Node 20's --test takes no globs,
  * so the files are collected here. TBENCH_TEST_CONCURRENCY sets how many files run at once (default 2).
- *
- * Files start longest first (by scripts/testing/test-durations.json; files it does not know come last), so
- * that a long file does not start last and run alone at the end. TBENCH_WRITE_TEST_DURATIONS=1 rewrites
- * that file from a whole run.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,10 +56,6 @@ if (files.length === 0) {
   console.error(`run-tests: no test files matched ${filters.join(", ")}`);
   process.exit(1);
 }
-const durationsFile = join(root, "scripts/testing/test-durations.json");
-const knownSeconds = JSON.parse(readFileSync(durationsFile, "utf8")) as Record<string, number>;
-const expected = (file: string) => knownSeconds[file] ?? 0;
-files.sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 
 const concurrency = Number(process.env["TBENCH_TEST_CONCURRENCY"] ?? 2);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -102,17 +94,8 @@ try {
   // The run died before the reporter wrote; node's own output says why.
 }
 rmSync(workDir, { recursive: true, force: true });
-if (summary !== undefined) {
-  printSummary(summary);
-  if (process.env["TBENCH_WRITE_TEST_DURATIONS"] === "1" && filters.length === 0) {
-    const seconds = Object.fromEntries(
-      summary.files
-        .map(({ file, wallMs }) => [file, Math.round(wallMs / 100) / 10] as const)
-        .sort(([a], [b]) => a.localeCompare(b)),
-    );
-    writeFileSync(durationsFile, `${JSON.stringify(seconds, null, 2)}\n`);
-  }
-}
+// (Node 20 sorts the files itself, so the order they are given in changes nothing.)
+if (summary !== undefined) printSummary(summary);
 process.exit(result.status ?? 1);
 
 function printSummary({ files: outcomes, skipped }: TestRunSummary): void {
