@@ -31,6 +31,7 @@ interface TestRunSummary {
     cancelled: number;
   }[];
   skipped: { file: string; name: string; reason: string }[];
+  failed: { file: string; name: string; message: string }[];
 }
 
 const root = new URL("..", import.meta.url).pathname;
@@ -98,7 +99,7 @@ rmSync(workDir, { recursive: true, force: true });
 if (summary !== undefined) printSummary(summary);
 process.exit(result.status ?? 1);
 
-function printSummary({ files: outcomes, skipped }: TestRunSummary): void {
+function printSummary({ files: outcomes, skipped, failed }: TestRunSummary): void {
   const lines: string[] = [""];
   const slowest = [...outcomes].sort((a, b) => b.wallMs - a.wallMs).slice(0, SLOWEST_SHOWN);
   lines.push(`Slowest test files (wall time, ${concurrency} files at a time):`);
@@ -136,6 +137,12 @@ function printSummary({ files: outcomes, skipped }: TestRunSummary): void {
   if (otherSkips.length > 0) lines.push("", "Skipped for other reasons:", ...otherSkips);
   if (systemToolsRequired() && missing.size > 0)
     lines.push("", "(TBENCH_REQUIRE_SYSTEM_TOOLS is set, yet tests skipped for missing tools: a bug)");
+
+  if (failed.length > 0) {
+    lines.push("", "Failed:");
+    for (const { file, name, message } of failed)
+      lines.push(`  ${file}: ${name}`, ...message.split("\n").map((line) => `      ${line}`));
+  }
 
   const total = (key: "passed" | "failed" | "skipped" | "cancelled") =>
     outcomes.reduce((sum, outcome) => sum + outcome[key], 0);

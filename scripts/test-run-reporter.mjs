@@ -13,6 +13,7 @@ const root = new URL("..", import.meta.url).pathname;
 export default async function* testRunReporter(source) {
   const files = new Map();
   const skipped = [];
+  const failed = [];
   for await (const event of source) {
     const data = event.data;
     if (data?.file === undefined) continue;
@@ -43,7 +44,15 @@ export default async function* testRunReporter(source) {
     } else if (event.type === "test:pass") outcome.passed += 1;
     else if (event.type === "test:fail") {
       if (data.details?.error?.failureType === "cancelledByParent") outcome.cancelled += 1;
-      else outcome.failed += 1;
+      else {
+        outcome.failed += 1;
+        const error = data.details?.error;
+        const message = String(error?.cause?.message ?? error?.message ?? "")
+          .split("\n")
+          .slice(0, 6)
+          .join("\n");
+        failed.push({ file, name: data.name ?? "", message });
+      }
     }
   }
   const summary = {
@@ -52,6 +61,7 @@ export default async function* testRunReporter(source) {
       wallMs: Math.round(rest.wallMs),
     })),
     skipped,
+    failed,
   };
   yield `${JSON.stringify(summary)}\n`;
 }
