@@ -6,13 +6,8 @@
 import { Cancellation } from "../core/cancel-signal.js";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
-import {
-  type FromFrontEndThread,
-  JSON_METHODS,
-  portableResponse,
-  type ToFrontEndThread,
-  toPortableError,
-} from "./thread-protocol.js";
+import { portableResponse, toPortableError } from "./portable-values.js";
+import { type FromFrontEndThread, JSON_METHODS, type ToFrontEndThread } from "./thread-protocol.js";
 
 /** Posts a message to the front-end thread. */
 export type PostToThread = (message: ToFrontEndThread, transfer?: ArrayBuffer[]) => void;

@@ -10,7 +10,7 @@ import type { Worker } from "node:worker_threads";
 import type { InferenceRequest } from "../core/types.js";
 import { spawnThread } from "../instances/spawn-thread.js";
 import type { DecodedInferRequest, DecodeInferOptions, OutputEncoding } from "./infer-request-decoder.js";
-import { fromPortableError, type PortableError, type PortableRequest } from "./thread-protocol.js";
+import { fromPortableError, type PortableError, type PortableRequest } from "./portable-values.js";
 
 /** Default smallest JSON decoded in a thread: a 1 MiB JSON.parse takes about a hundred ms or less. */
 export const DEFAULT_JSON_DECODE_MIN_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { decodeInferRequest } from "./infer-request-decoder.js";
 import type { DecodeJob, DecodeOutcome, DecodeThreadInit } from "./json-decode-pool.js";
-import { portableRequest, toPortableError } from "./thread-protocol.js";
+import { portableRequest, toPortableError } from "./portable-values.js";
 
 const port = parentPort!;
 const { gate } = workerData as DecodeThreadInit;

@@ -4,13 +4,8 @@
  */
 import type { InferenceRequest, InferenceResponse } from "../core/types.js";
 import type { FrontEndCore, FrontEndCoreMethod } from "./front-end-core.js";
-import {
-  type FromFrontEndThread,
-  fromPortableError,
-  JSON_METHODS,
-  portableRequest,
-  type ToFrontEndThread,
-} from "./thread-protocol.js";
+import { fromPortableError, portableRequest } from "./portable-values.js";
+import { type FromFrontEndThread, JSON_METHODS, type ToFrontEndThread } from "./thread-protocol.js";
 
 /** Posts a message to the main thread. */
 export type PostToMain = (message: FromFrontEndThread, transfer?: ArrayBuffer[]) => void;
