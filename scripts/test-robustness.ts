@@ -70,10 +70,23 @@ function pathWithoutSystemTools(): string {
   return dir;
 }
 
+/**
+ * A busy loop that ends itself once its parent is gone (checked every 10^8 turns, well under a second): a
+ * burner must never outlive the run that started it, even when that run is killed.
+ */
+const BURNER =
+  "const parent = process.ppid; for (let i = 1; ; i++) if (i % 1e8 === 0 && process.ppid !== parent) process.exit();";
+
 function startBurners(count: number): ChildProcess[] {
-  return Array.from({ length: count }, () =>
-    spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+  const burners = Array.from({ length: count }, () =>
+    spawn(process.execPath, ["-e", BURNER], { stdio: "ignore" }),
   );
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      for (const burner of burners) burner.kill("SIGKILL");
+      process.exit(130);
+    });
+  return burners;
 }
 
 function run(
