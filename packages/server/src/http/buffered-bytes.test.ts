@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { createInferenceCore } from "../lifecycle/create-inference-core.js";
-import { binaryBody, rawRequest } from "../testing/raw-http-client.js";
+import { identityFp32Body, rawRequest } from "../testing/raw-http-client.js";
 import type { HttpFrontEnd } from "./http-server.js";
 import { startHttpFrontEnd } from "./http-threads.js";
 
@@ -49,25 +49,6 @@ async function start(maxBufferedBytes: number, threadCount = 1): Promise<HttpFro
   });
   frontEnds.push(http);
   return http;
-}
-
-/** An identity_fp32 request of `elements` values, binary both ways. */
-function inferBody(elements: number): { body: Buffer; headerLength: number } {
-  const data = new Float32Array(elements).fill(0.25);
-  return binaryBody(
-    {
-      inputs: [
-        {
-          name: "INPUT0",
-          datatype: "FP32",
-          shape: [1, elements],
-          parameters: { binary_data_size: data.byteLength },
-        },
-      ],
-      outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }],
-    },
-    [new Uint8Array(data.buffer)],
-  );
 }
 
 /** Resolves once `condition` holds, checking after each turn of the event loop. */
@@ -120,7 +101,7 @@ function heldRequest(http: HttpFrontEnd, body: { body: Buffer; headerLength: num
 
 describe("--http-max-buffered-bytes", { timeout: 60_000 }, () => {
   test("held bodies fill the bound across threads; the next is refused; every end gives its bytes back", async () => {
-    const small = inferBody(64 * 1024);
+    const small = identityFp32Body(64 * 1024, 0.25);
     const bytes = small.body.byteLength;
     const http = await start(3 * bytes + (bytes >> 1), 2);
     const held = [heldRequest(http, small), heldRequest(http, small), heldRequest(http, small)];
@@ -174,8 +155,8 @@ describe("--http-max-buffered-bytes", { timeout: 60_000 }, () => {
   });
 
   test("an answer waiting on a client that does not read counts until it is read", async () => {
-    const large = inferBody(1024 * 1024); // 4 MiB each way
-    const probe = inferBody(64 * 1024);
+    const large = identityFp32Body(1024 * 1024, 0.25); // 4 MiB each way
+    const probe = identityFp32Body(64 * 1024, 0.25);
     const http = await start(large.body.byteLength + (probe.body.byteLength >> 1));
     const socket: Socket = await new Promise((resolve, reject) => {
       const s = connect(http.port, "127.0.0.1", () => resolve(s));

@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
 import { createInferenceCore } from "../lifecycle/create-inference-core.js";
-import { binaryBody, rawRequest } from "../testing/raw-http-client.js";
+import { identityFp32Body, rawRequest } from "../testing/raw-http-client.js";
 import { createRecordingLogger } from "../testing/test-fixtures.js";
 import { createHttpFrontEnd, type HttpFrontEnd } from "./http-server.js";
 import { SEND_SLICE_BYTES } from "./response-writer.js";
@@ -99,24 +99,6 @@ function parseAnswer(text: string): { statusLine: string; body: unknown } {
   return { statusLine: text.slice(0, text.indexOf("\r\n")), body: JSON.parse(text.slice(end + 4)) };
 }
 
-function largeRequest(): { body: Buffer; headerLength: number } {
-  const data = new Float32Array(ELEMENTS).fill(0.5);
-  return binaryBody(
-    {
-      inputs: [
-        {
-          name: "INPUT0",
-          datatype: "FP32",
-          shape: [1, ELEMENTS],
-          parameters: { binary_data_size: data.byteLength },
-        },
-      ],
-      outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }],
-    },
-    [new Uint8Array(data.buffer)],
-  );
-}
-
 describe("slow clients", { timeout: 60_000 }, () => {
   test("headers that never end: 408 with a JSON error, connection closed", async () => {
     const socket = await open(await frontEnd({ headerTimeoutMs: 200 }));
@@ -148,7 +130,7 @@ describe("slow clients", { timeout: 60_000 }, () => {
     socket.once("close", () => {
       closed = true;
     });
-    const { body, headerLength } = largeRequest();
+    const { body, headerLength } = identityFp32Body(ELEMENTS, 0.5);
     socket.write(
       `POST /v2/models/identity_fp32/infer HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.byteLength}\r\n` +
         `Inference-Header-Content-Length: ${headerLength}\r\n\r\n`,
@@ -178,7 +160,7 @@ describe("slow clients", { timeout: 60_000 }, () => {
   });
 
   test("a client that reads gets the whole large answer, slice by slice", async () => {
-    const { body, headerLength } = largeRequest();
+    const { body, headerLength } = identityFp32Body(ELEMENTS, 0.5);
     const http = await frontEnd({});
     const res = await rawRequest(http.url, "/v2/models/identity_fp32/infer", {
       method: "POST",

@@ -75,3 +75,22 @@ export function splitBinaryResponse(response: RawResponse): { json: Record<strin
     rest: response.body.subarray(length),
   };
 }
+
+/** An identity_fp32 infer body of `elements` copies of `value`, binary both ways. */
+export function identityFp32Body(elements: number, value: number): { body: Buffer; headerLength: number } {
+  const data = new Float32Array(elements).fill(value);
+  return binaryBody(
+    {
+      inputs: [
+        {
+          name: "INPUT0",
+          datatype: "FP32",
+          shape: [1, elements],
+          parameters: { binary_data_size: data.byteLength },
+        },
+      ],
+      outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }],
+    },
+    [new Uint8Array(data.buffer)],
+  );
+}
