@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { sourceNodeArgs } from "../../scripts/testing/source-node.js";
 import { bundledModels } from "./model-catalog.js";
 import { computeModelChecksums, readStoredModelChecksums } from "./model-checksums.js";
 import { BUNDLED_MODEL_REPOSITORY, writeModelRepository } from "./write-model-repository.js";
@@ -16,7 +17,7 @@ const tmp = mkdtempSync(join(tmpdir(), "tbench-models-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function runCli(...args: string[]) {
-  return spawnSync(process.execPath, ["--conditions=source", "--import", "tsx", CLI, ...args], {
+  return spawnSync(process.execPath, [...sourceNodeArgs(CLI), ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,

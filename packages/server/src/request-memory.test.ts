@@ -12,6 +12,7 @@ import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { after, before, describe, it } from "node:test";
+import { sourceNodeArgs } from "../../../scripts/testing/source-node.js";
 import { bytesDataFromStrings, DEFAULT_MAX_BYTES_TENSOR_ELEMENTS } from "./core/bytes-data.js";
 import { silentLogger } from "./core/logger.js";
 import { DEFAULT_HTTP_MAX_INPUT_SIZE, startServer } from "./server.js";
@@ -107,10 +108,7 @@ async function startChild(models: readonly string[], extraArgs: readonly string[
   const child = spawn(
     process.execPath,
     [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      MAIN,
+      ...sourceNodeArgs(MAIN),
       "--model-repository",
       REPOSITORY,
       "--http-port",

@@ -2,12 +2,13 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { test } from "node:test";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 
 function runCli(args: string[]): { child: ChildProcess; stderr: () => string } {
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...args], {
+  const child = spawn(process.execPath, [...sourceNodeArgs(MAIN), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 import { CliUsageError, parseServerArgs } from "./server-args.js";
 
 const parse = (...argv: string[]) => parseServerArgs(["--model-repository", "m", ...argv], () => {}).options!;
@@ -143,16 +144,7 @@ test("tbench-server exits 2 with the restriction error on one line", async () =>
   const main = new URL("./main.ts", import.meta.url).pathname;
   const child = spawn(
     process.execPath,
-    [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      main,
-      "--model-repository",
-      dir,
-      "--http-restricted-api",
-      "trace,bogus:k=v",
-    ],
+    [...sourceNodeArgs(main), "--model-repository", dir, "--http-restricted-api", "trace,bogus:k=v"],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { Agent, request } from "node:http";
 import { test } from "node:test";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
@@ -65,10 +66,7 @@ test(`SIGTERM with ${REQUESTS} requests in flight: every request is answered, th
   const child = spawn(
     process.execPath,
     [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      MAIN,
+      ...sourceNodeArgs(MAIN),
       ...["--model-repository", REPOSITORY, "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"],
       ...["--model-control-mode", "explicit", "--load-model", "heavy_nobatch"],
     ],

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 import { toResultJson } from "../report/json-result.js";
 import { syntheticLevel } from "../testing/synthetic-results.js";
 
@@ -19,7 +20,7 @@ interface Run {
 /** Runs the tbench command in a child process, TypeScript through tsx, as a user would from source. */
 function tbench(args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...args], {
+    const child = spawn(process.execPath, [...sourceNodeArgs(MAIN), ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

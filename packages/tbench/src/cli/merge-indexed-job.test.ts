@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 import { decodeHistogram } from "../measure/histogram.js";
 import { parseResultJson, type ResultJson } from "../report/json-result.js";
 
@@ -23,7 +24,7 @@ const PODS = 3;
 /** One tbench process, as a pod runs it (its own process, its own exit code). */
 function tbench(args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...args], {
+    const child = spawn(process.execPath, [...sourceNodeArgs(MAIN), ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

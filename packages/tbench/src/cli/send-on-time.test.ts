@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Worker } from "node:worker_threads";
+import { sourceLoaderApi } from "../../../../scripts/testing/source-node.js";
 import { parseResultJson } from "../report/json-result.js";
 import type { FakeV2ServerOptions } from "../testing/fake-v2-server.js";
 import { runCli } from "./run-cli.js";
@@ -18,7 +19,7 @@ async function startServerThread(
   const module = new URL("../testing/fake-v2-server.ts", import.meta.url).href;
   const worker = new Worker(
     `const { parentPort, workerData } = require("node:worker_threads");
-    import("tsx/esm/api")
+    import(${JSON.stringify(sourceLoaderApi())})
       .then(({ register }) => { register(); return import(${JSON.stringify(module)}); })
       .then((m) => m.startFakeV2Server(workerData))
       .then((server) => {

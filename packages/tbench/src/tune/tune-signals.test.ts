@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
+import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
 import { startTuneServer, type TuneServer } from "../testing/tune-server.js";
 
 const MAIN = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
@@ -25,10 +26,7 @@ describe("tbench tune: signals", { timeout: 60_000 }, () => {
       const child = spawn(
         process.execPath,
         [
-          "--conditions=source",
-          "--import",
-          "tsx",
-          MAIN,
+          ...sourceNodeArgs(MAIN),
           "tune",
           "-m",
           "heavy",
