@@ -9,8 +9,9 @@ import { Worker } from "node:worker_threads";
 const ownExtension = extname(fileURLToPath(import.meta.url));
 
 /**
- * Node 20 does not apply the parent's `--import tsx` loader hooks to a worker's entry module, so under tsx
- * a tiny bootstrap registers tsx inside the worker first, then imports the TypeScript body.
+ * Node 20 does not apply the parent's `--import tsx` loader hooks to a worker's entry module, so from source
+ * a tiny bootstrap registers a TypeScript loader inside the worker first, then imports the TypeScript body:
+ * the test runner's own (scripts/testing/ts-loader names itself in TBENCH_TS_LOADER_API), else tsx.
  */
 export function spawnThread(
   body:
@@ -22,9 +23,12 @@ export function spawnThread(
 ): Worker {
   const url = new URL(`./${body}${ownExtension}`, import.meta.url);
   if (ownExtension !== ".ts") return new Worker(url, { workerData });
-  const tsxApi = import.meta.resolve("tsx/esm/api");
+  const loaderApi = process.env["TBENCH_TS_LOADER_API"] ?? import.meta.resolve("tsx/esm/api");
+  // A loader that can hand over the body as one JavaScript file (bundledEntry) spares the thread its hooks.
   const bootstrap =
-    `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); ` +
-    `return import(${JSON.stringify(url.href)}); });`;
+    `import(${JSON.stringify(loaderApi)}).then(async (api) => { ` +
+    `const bundled = await api.bundledEntry?.(${JSON.stringify(url.href)}); ` +
+    `if (bundled !== undefined) return import(bundled); ` +
+    `api.register(); return import(${JSON.stringify(url.href)}); });`;
   return new Worker(bootstrap, { eval: true, workerData });
 }

@@ -13,14 +13,17 @@ export interface WorkerLoadDriverOptions {
   keepRequests: boolean;
 }
 
-// Built, the entry is worker-entry.js next to this file. Run from source (tsx), it is a .ts file, and a
-// worker thread does not get the parent's tsx loader, so the worker registers tsx before importing it.
+// Built, the entry is worker-entry.js next to this file. Run from source, it is a .ts file, and a worker
+// thread does not get the parent's loader hooks, so the worker registers a TypeScript loader before
+// importing it: the test runner's own (scripts/testing/ts-loader names itself in TBENCH_TS_LOADER_API),
+// else tsx.
 const fromSource = import.meta.url.endsWith(".ts");
 const WORKER_ENTRY = new URL(`./worker-entry${fromSource ? ".ts" : ".js"}`, import.meta.url);
 
 function startWorker(): Worker {
   if (!fromSource) return new Worker(WORKER_ENTRY);
-  const bootstrap = `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(WORKER_ENTRY.href)}); })`;
+  const loaderApi = process.env["TBENCH_TS_LOADER_API"] ?? "tsx/esm/api";
+  const bootstrap = `import(${JSON.stringify(loaderApi)}).then(({ register }) => { register(); return import(${JSON.stringify(WORKER_ENTRY.href)}); })`;
   return new Worker(bootstrap, { eval: true });
 }
 
