@@ -1,7 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { type ChartRun, chartRunFromResult } from "../report/chart-data.js";
-import { renderHtmlReport, renderThroughputSvg } from "../report/html-report.js";
 import { readResultRuns } from "./compare-command.js";
 import { UsageError } from "./usage-error.js";
 
@@ -44,6 +43,9 @@ export async function runReport(
   if (empty.length > 0) {
     throw new UsageError(`report: no level with a successful request in ${empty.join(", ")}`);
   }
+  // Loaded here, not at the top: the charts pull in echarts (about 600 modules, most of a second), which
+  // every other tbench command would otherwise load at start-up.
+  const { renderHtmlReport, renderThroughputSvg } = await import("../report/html-report.js");
   const text = kind === ".svg" ? renderThroughputSvg(runs) : renderHtmlReport(runs, { sources: [...inputs] });
   await writeFile(output, text);
   write(`Wrote ${kind === ".svg" ? "1 chart" : "the report"} of ${runs.length} run(s) to ${output}\n`);
