@@ -1,16 +1,21 @@
 /**
- * Runs the *.test.ts files under packages/, examples/ and scripts/ with node:test (TypeScript through tsx),
- * two files at a time, then prints where the time went (the slowest files) and what was skipped for a
- * missing system tool, with the commands that install them all.
+ * Runs the *.test.ts files under packages/, examples/ and scripts/ with node:test, several files at a time,
+ * then prints where the time went (the slowest files) and what was skipped for a missing system tool, with
+ * the commands that install them all. TypeScript runs through scripts/testing/ts-loader, which transpiles
+ * each file once and caches it: tsx costs about 0.5 CPU-s more in every process and worker thread, and the
+ * suite starts them by the hundred.
  *
  *   node --import tsx scripts/run-tests.ts [path-substring ...] [--node-flag ...]
  *
- * Arguments that start with "-" go to node (e.g. --test-name-pattern=...). Node 20's --test takes no globs,
- * so the files are collected here. TBENCH_TEST_CONCURRENCY sets how many files run at once (default 2).
+ * --test-name-pattern=P and --test-only filter tests by name; other arguments that start with "-" are node
+ * flags for every test process. The files are collected here and run longest first through
+ * scripts/testing/test-file-runner.mjs (node --test would sort them by path). TBENCH_TEST_CONCURRENCY sets
+ * how many files run at once: by default one more than the cores (3 on 2 cores; at most 8), since most files spend part of their time waiting on
+ * sockets, child processes and timers.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import {
   SYSTEM_TOOLS,
@@ -32,11 +37,18 @@ interface TestRunSummary {
   }[];
   skipped: { file: string; name: string; reason: string }[];
   failed: { file: string; name: string; message: string }[];
+  /** Tests that --test-name-pattern or --test-only left out (not counted as skipped). */
+  filteredOut: number;
 }
 
 const root = new URL("..", import.meta.url).pathname;
 const skipDirs = new Set(["node_modules", "dist", "gen", "models"]);
 const SLOWEST_SHOWN = 20;
+const CACHE_DIR = join(root, "node_modules/.cache/tbench");
+/** Wall time per test file (ms) measured on this machine, updated after every run. */
+const DURATIONS_CACHE = join(CACHE_DIR, "test-durations.json");
+/** The same from a reference run (2 cores), for a fresh clone: `npm run test:unit` then copy the cache. */
+const REFERENCE_DURATIONS = join(root, "scripts/testing/test-durations.json");
 
 function collect(dir: string, found: string[]): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -50,7 +62,11 @@ function collect(dir: string, found: string[]): string[] {
 
 const args = process.argv.slice(2);
 const filters = args.filter((arg) => !arg.startsWith("-"));
-const nodeArgs = args.filter((arg) => arg.startsWith("-"));
+const dashed = args.filter((arg) => arg.startsWith("-"));
+// node:test's own filters go to the runner; the rest are node flags every test process gets.
+const isRunnerFilter = (arg: string) => arg.startsWith("--test-name-pattern=") || arg === "--test-only";
+const runnerFilters = dashed.filter(isRunnerFilter);
+const nodeArgs = dashed.filter((arg) => !isRunnerFilter(arg));
 let files = ["packages", "examples", "scripts"].flatMap((dir) => collect(join(root, dir), [])).sort();
 if (filters.length > 0) files = files.filter((file) => filters.some((f) => file.includes(f)));
 if (files.length === 0) {
@@ -58,11 +74,20 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const concurrency = Number(process.env["TBENCH_TEST_CONCURRENCY"] ?? 2);
+const concurrency = Number(
+  process.env["TBENCH_TEST_CONCURRENCY"] ?? Math.min(8, Math.max(2, availableParallelism() + 1)),
+);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`run-tests: TBENCH_TEST_CONCURRENCY must be a whole number >= 1, got ${concurrency}`);
   process.exit(1);
 }
+
+// The longest files start first, so that those that mostly wait (npm pack and install, the docs' commands,
+// servers in child processes) overlap the busy ones instead of ending the run alone. The durations are this
+// machine's from earlier runs, else the reference ones committed beside the suite.
+const durations = knownDurations();
+const typical = median(Object.values(durations));
+files.sort((a, b) => (durations[b] ?? typical) - (durations[a] ?? typical) || a.localeCompare(b));
 
 const workDir = mkdtempSync(join(tmpdir(), "tbench-run-tests-"));
 const summaryFile = join(workDir, "summary.json");
@@ -71,15 +96,15 @@ const result = spawnSync(
   [
     "--conditions=source",
     "--import",
-    "tsx",
-    "--test",
-    `--test-concurrency=${concurrency}`,
-    `--test-reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
-    "--test-reporter-destination=stdout",
-    `--test-reporter=${join(root, "scripts/test-run-reporter.mjs")}`,
-    `--test-reporter-destination=${summaryFile}`,
+    join(root, "scripts/testing/ts-loader/register.mjs"),
     ...nodeArgs,
-    ...files,
+    join(root, "scripts/testing/test-file-runner.mjs"),
+    `--concurrency=${concurrency}`,
+    `--summary=${summaryFile}`,
+    `--reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
+    ...runnerFilters,
+    // Absolute: node:test then names each file's own entry by the path the reporter matches it with.
+    ...files.map((file) => join(root, file)),
   ],
   { cwd: root, stdio: "inherit" },
 );
@@ -88,18 +113,40 @@ let summary: TestRunSummary | undefined;
 try {
   const text = readFileSync(summaryFile, "utf8");
   summary = JSON.parse(text) as TestRunSummary;
-  // The last run's per-file figures, kept for a look afterwards.
-  mkdirSync(join(root, "node_modules/.cache/tbench"), { recursive: true });
-  writeFileSync(join(root, "node_modules/.cache/tbench/last-test-run.json"), text);
+  // The last run's per-file figures, kept for a look afterwards, and its durations for the next run's order.
+  mkdirSync(CACHE_DIR, { recursive: true });
+  writeFileSync(join(CACHE_DIR, "last-test-run.json"), text);
+  // A run filtered by test name times only part of each file.
+  if (runnerFilters.length === 0) {
+    const measured = Object.fromEntries(summary.files.map(({ file, wallMs }) => [file, wallMs]));
+    writeFileSync(DURATIONS_CACHE, JSON.stringify({ ...readDurations(DURATIONS_CACHE), ...measured }));
+  }
 } catch {
   // The run died before the reporter wrote; node's own output says why.
 }
 rmSync(workDir, { recursive: true, force: true });
-// (Node 20 sorts the files itself, so the order they are given in changes nothing.)
 if (summary !== undefined) printSummary(summary);
-process.exit(result.status ?? 1);
+const anyFailed = summary === undefined || summary.files.some((f) => f.failed + f.cancelled > 0);
+process.exit(result.status !== 0 ? (result.status ?? 1) : anyFailed ? 1 : 0);
 
-function printSummary({ files: outcomes, skipped, failed }: TestRunSummary): void {
+function readDurations(path: string): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function knownDurations(): Record<string, number> {
+  return { ...readDurations(REFERENCE_DURATIONS), ...readDurations(DURATIONS_CACHE) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function printSummary({ files: outcomes, skipped, failed, filteredOut }: TestRunSummary): void {
   const lines: string[] = [""];
   const slowest = [...outcomes].sort((a, b) => b.wallMs - a.wallMs).slice(0, SLOWEST_SHOWN);
   lines.push(`Slowest test files (wall time, ${concurrency} files at a time):`);
@@ -147,9 +194,10 @@ function printSummary({ files: outcomes, skipped, failed }: TestRunSummary): voi
   const total = (key: "passed" | "failed" | "skipped" | "cancelled") =>
     outcomes.reduce((sum, outcome) => sum + outcome[key], 0);
   const cancelled = total("cancelled");
+  const leftOut = filteredOut > 0 ? ` (${filteredOut} left out by the name filter)` : "";
   lines.push(
     "",
-    `tests: ${total("passed")} passed, ${total("failed") + cancelled} failed, ${total("skipped")} skipped`,
+    `tests: ${total("passed")} passed, ${total("failed") + cancelled} failed, ${total("skipped")} skipped${leftOut}`,
   );
   console.log(lines.join("\n"));
 }

@@ -9,11 +9,16 @@ import { relative } from "node:path";
 // scripts/run-tests.ts.)
 
 const root = new URL("..", import.meta.url).pathname;
+/** The skip reasons node:test gives a test that a name pattern or --test-only left out. */
+const FILTER_REASONS = new Set(["test name does not match pattern", "'only' option not set"]);
 
 export default async function* testRunReporter(source) {
   const files = new Map();
   const skipped = [];
   const failed = [];
+  // Tests left out by --test-name-pattern or --test-only: node reports them as skipped, with
+  // one of FILTER_REASONS.
+  let filteredOut = 0;
   for await (const event of source) {
     const data = event.data;
     if (data?.file === undefined) continue;
@@ -34,7 +39,8 @@ export default async function* testRunReporter(source) {
       continue;
     }
     const isSkip = data.skip !== undefined && data.skip !== false;
-    if (event.type === "test:pass" && isSkip) {
+    if (event.type === "test:pass" && isSkip && FILTER_REASONS.has(String(data.skip))) filteredOut += 1;
+    else if (event.type === "test:pass" && isSkip) {
       // A skipped suite stands for its tests, which are not reported one by one.
       outcome.skipped += 1;
       skipped.push({ file, name: data.name ?? "", reason: String(data.skip) });
@@ -62,6 +68,7 @@ export default async function* testRunReporter(source) {
     })),
     skipped,
     failed,
+    filteredOut,
   };
   yield `${JSON.stringify(summary)}\n`;
 }
