@@ -116,7 +116,9 @@ const result = spawnSync(
     // Absolute: node:test then names each file's own entry by the path the reporter matches it with.
     ...files.map((file) => join(root, file)),
   ],
-  { cwd: root, stdio: "inherit" },
+  // onnxruntime-node's telemetry stays off in tests that load it themselves (tbench-server turns it off for
+  // its own threads): no uploads and no mat-debug-<pid>.log left in the temporary directory per process.
+  { cwd: root, stdio: "inherit", env: { ORT_DISABLE_TELEMETRY: "1", ...process.env } },
 );
 
 let summary: TestRunSummary | undefined;
