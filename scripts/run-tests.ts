@@ -24,6 +24,7 @@ import {
   systemToolsRequired,
   toolsInSkipReason,
 } from "./testing/system-tools.js";
+import { loaderEnvironment, testEntries } from "./testing/ts-loader/test-bundles.mjs";
 import { warmCache } from "./testing/ts-loader/warm-cache.mjs";
 
 /** What scripts/test-run-reporter.mjs writes. */
@@ -50,6 +51,12 @@ const CACHE_DIR = join(root, "node_modules/.cache/tbench");
 const DURATIONS_CACHE = join(CACHE_DIR, "test-durations.json");
 /** The same from a reference run (2 cores), for a fresh clone: `npm run test:unit` then copy the cache. */
 const REFERENCE_DURATIONS = join(root, "scripts/testing/test-durations.json");
+/** The commands tests start from source in child processes (scripts/testing/source-node.ts). */
+const CHILD_ENTRIES = [
+  "packages/server/src/cli/main.ts",
+  "packages/tbench/src/cli/main.ts",
+  "examples/model-builder/generate-models.ts",
+];
 
 /** Paths (relative to the root) of the files under `dir` whose names end with `suffix`. */
 function collect(dir: string, suffix: string, found: string[] = []): string[] {
@@ -70,7 +77,8 @@ const isRunnerFilter = (arg: string) => arg.startsWith("--test-name-pattern=") |
 const runnerFilters = dashed.filter(isRunnerFilter);
 const nodeArgs = dashed.filter((arg) => !isRunnerFilter(arg));
 const sourceDirs = ["packages", "examples", "scripts"];
-let files = sourceDirs.flatMap((dir) => collect(join(root, dir), ".test.ts")).sort();
+const allFiles = sourceDirs.flatMap((dir) => collect(join(root, dir), ".test.ts")).sort();
+let files = allFiles;
 if (filters.length > 0) files = files.filter((file) => filters.some((f) => file.includes(f)));
 if (files.length === 0) {
   console.error(`run-tests: no test files matched ${filters.join(", ")}`);
@@ -99,14 +107,25 @@ await warmCache(
   collect(join(root, "packages"), "-worker.ts").map((file) => join(root, file)),
 );
 
+// Each test file runs as one bundled JavaScript file, without loader hooks in its process (test-bundles.mjs),
+// and so do the commands tests start from source (sourceNodeArgs() finds them in TBENCH_SOURCE_BUNDLES);
+// worker threads and anything else started from source find the loader through loaderEnvironment().
+const entries = await testEntries(root, [...allFiles, ...CHILD_ENTRIES]);
+const entryOf = (file: string): string => {
+  const entry = entries.get(file);
+  if (entry === undefined) throw new Error(`run-tests: no bundle was made for ${file}`);
+  return entry;
+};
+const sourceBundles = Object.fromEntries(CHILD_ENTRIES.map((file) => [join(root, file), entryOf(file)]));
+
 const workDir = mkdtempSync(join(tmpdir(), "tbench-run-tests-"));
 const summaryFile = join(workDir, "summary.json");
 const result = spawnSync(
   process.execPath,
   [
     "--conditions=source",
-    "--import",
-    join(root, "scripts/testing/ts-loader/register.mjs"),
+    // Stack traces name the TypeScript files, as they did under the loader's hooks.
+    "--enable-source-maps",
     ...nodeArgs,
     join(root, "scripts/testing/test-file-runner.mjs"),
     `--concurrency=${concurrency}`,
@@ -114,11 +133,20 @@ const result = spawnSync(
     `--reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
     ...runnerFilters,
     // Absolute: node:test then names each file's own entry by the path the reporter matches it with.
-    ...files.map((file) => join(root, file)),
+    ...files.map((file) => entryOf(file)),
   ],
   // onnxruntime-node's telemetry stays off in tests that load it themselves (tbench-server turns it off for
   // its own threads): no uploads and no mat-debug-<pid>.log left in the temporary directory per process.
-  { cwd: root, stdio: "inherit", env: { ORT_DISABLE_TELEMETRY: "1", ...process.env } },
+  {
+    cwd: root,
+    stdio: "inherit",
+    env: {
+      ORT_DISABLE_TELEMETRY: "1",
+      ...process.env,
+      ...loaderEnvironment(),
+      TBENCH_SOURCE_BUNDLES: JSON.stringify(sourceBundles),
+    },
+  },
 );
 
 let summary: TestRunSummary | undefined;

@@ -12,6 +12,12 @@ const root = new URL("..", import.meta.url).pathname;
 /** The skip reasons node:test gives a test that a name pattern or --test-only left out. */
 const FILTER_REASONS = new Set(["test name does not match pattern", "'only' option not set"]);
 
+/** The test file a run's entry stands for: run-tests.ts runs each as a bundle (ts-loader/test-bundles.mjs). */
+const BUNDLED = /^node_modules\/\.cache\/tbench\/test-bundles\/(.+?)(\.shim)?\.mjs$/;
+function sourceOf(file) {
+  return BUNDLED.exec(file)?.[1] ?? file;
+}
+
 export default async function* testRunReporter(source) {
   const files = new Map();
   const skipped = [];
@@ -22,7 +28,7 @@ export default async function* testRunReporter(source) {
   for await (const event of source) {
     const data = event.data;
     if (data?.file === undefined) continue;
-    const file = relative(root, data.file);
+    const file = sourceOf(relative(root, data.file));
     let outcome = files.get(file);
     if (outcome === undefined) {
       outcome = { file, wallMs: 0, passed: 0, failed: 0, skipped: 0, cancelled: 0, startMs: 0 };

@@ -11,9 +11,13 @@ export { bundledEntry } from "./worker-bundles.mjs";
 export const LOADER_URL = new URL("./register.mjs", import.meta.url).href;
 const API_URL = import.meta.url;
 
+/** The variables that name this loader to worker threads and child processes started from source. */
+export function loaderEnvironment() {
+  return { TBENCH_TS_LOADER: LOADER_URL, TBENCH_TS_LOADER_API: API_URL };
+}
+
 export function register() {
   registerHooks(new URL("./hooks.mjs", import.meta.url));
   process.setSourceMapsEnabled(true);
-  process.env.TBENCH_TS_LOADER = LOADER_URL;
-  process.env.TBENCH_TS_LOADER_API = API_URL;
+  Object.assign(process.env, loaderEnvironment());
 }

@@ -6,41 +6,14 @@
  * node_modules as usual. A body whose code reads `import.meta` or imports at run time keeps the hooks: its
  * file location or its imports would differ from the unbundled run.
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { installedPackages, readOrUndefined, sha1, writeAtomically } from "./cache-files.mjs";
 import { CACHE_DIR, TRANSFORM_OPTIONS, TRANSFORM_VERSION } from "./transform-options.mjs";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const BUNDLE_DIR = join(CACHE_DIR, "bundles");
-
-const sha1 = (text) => createHash("sha1").update(text).digest("hex");
-
-function readOrUndefined(path) {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every installed package except this repository's own, which are bundled from source. */
-function installedPackages() {
-  const names = [];
-  for (const entry of readdirSync(join(ROOT, "node_modules"))) {
-    if (entry.startsWith(".") || entry === "@tbench") continue;
-    if (entry.startsWith("@")) names.push(`${entry}/*`);
-    else names.push(entry, `${entry}/*`);
-  }
-  return names;
-}
-
-function writeAtomically(path, text) {
-  const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(partial, text);
-  renameSync(partial, path);
-}
 
 /** The bundle of the TypeScript file at `entryUrl` as a file URL, or undefined where it must keep the hooks. */
 export async function bundledEntry(entryUrl) {
@@ -64,7 +37,7 @@ export async function bundledEntry(entryUrl) {
     bundle: true,
     platform: "node",
     conditions: ["source"],
-    external: installedPackages(),
+    external: installedPackages(ROOT),
     write: false,
     metafile: true,
     logLevel: "silent",
@@ -76,7 +49,6 @@ export async function bundledEntry(entryUrl) {
     const path = join(ROOT, input);
     inputs[path] = sha1(readFileSync(path, "utf8"));
   }
-  mkdirSync(BUNDLE_DIR, { recursive: true });
   if (bundled) writeAtomically(bundlePath, code);
   writeAtomically(manifestPath, JSON.stringify({ inputs, bundled }));
   return bundled ? ready(bundlePath) : undefined;
