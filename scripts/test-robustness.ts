@@ -146,13 +146,11 @@ async function oneRun(index: number): Promise<RunRecord> {
   if (values["hide-system-tools"]) rmSync(env["PATH"]!, { recursive: true, force: true });
   const counts =
     result.out.match(/^tests: (\d+ passed, \d+ failed, \d+ skipped)$/m)?.[1] ?? "no closing line";
-  if (result.code !== 0) {
-    // The runner's closing block names the failed tests; without one (a step before the tests failed),
-    // the end of the output says why.
-    const closing = result.out.lastIndexOf("Slowest test files");
-    const tail = closing >= 0 ? result.out.slice(closing) : result.out.slice(-6000);
-    console.error(`run ${index}: npm test exited ${result.code}:\n${tail}`);
-  }
+  // The runner's closing block: the slowest files, what was skipped, the failed tests. Without one (a step
+  // before the tests failed), the end of the output says why.
+  const closing = result.out.lastIndexOf("Slowest test files");
+  const tail = closing >= 0 ? result.out.slice(closing) : result.out.slice(-6000);
+  console.error(`run ${index}: npm test exited ${result.code}:\n${tail}`);
   const samples = loads.length > 0 ? loads : [loadavg()[0]!];
   return {
     outcome: result.code === 0 ? "passed" : `failed (exit ${result.code})`,
