@@ -4,6 +4,7 @@
  * test with its reason. scripts/run-tests.ts reads it to print where the time went and what was skipped.
  */
 import { relative } from "node:path";
+import { bundledFile } from "./testing/ts-loader/test-bundles.mjs";
 
 // (Plain JavaScript: node loads reporters before tsx's hooks. The shape it writes is TestRunSummary in
 // scripts/run-tests.ts.)
@@ -11,12 +12,6 @@ import { relative } from "node:path";
 const root = new URL("..", import.meta.url).pathname;
 /** The skip reasons node:test gives a test that a name pattern or --test-only left out. */
 const FILTER_REASONS = new Set(["test name does not match pattern", "'only' option not set"]);
-
-/** The test file a run's entry stands for: run-tests.ts runs each as a bundle (ts-loader/test-bundles.mjs). */
-const BUNDLED = /^node_modules\/\.cache\/tbench\/test-bundles\/(.+?)(\.shim)?\.mjs$/;
-function sourceOf(file) {
-  return BUNDLED.exec(file)?.[1] ?? file;
-}
 
 export default async function* testRunReporter(source) {
   const files = new Map();
@@ -28,7 +23,8 @@ export default async function* testRunReporter(source) {
   for await (const event of source) {
     const data = event.data;
     if (data?.file === undefined) continue;
-    const file = sourceOf(relative(root, data.file));
+    // run-tests.ts runs each test file as a bundle: the summary names the test file.
+    const file = bundledFile(relative(root, data.file));
     let outcome = files.get(file);
     if (outcome === undefined) {
       outcome = { file, wallMs: 0, passed: 0, failed: 0, skipped: 0, cancelled: 0, startMs: 0 };

@@ -7,3 +7,5 @@ export const TEST_BUNDLE_DIR: string;
 export function testEntries(root: string, files: readonly string[]): Promise<Map<string, string>>;
 /** The variables that name the loader to worker threads and child processes started from source. */
 export function loaderEnvironment(): Record<"TBENCH_TS_LOADER" | "TBENCH_TS_LOADER_API", string>;
+/** The file (relative to the repository) whose bundle or shim is at `path` (relative too), else `path`. */
+export function bundledFile(path: string): string;

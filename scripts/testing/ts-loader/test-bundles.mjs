@@ -23,6 +23,14 @@ export { loaderEnvironment } from "./api.mjs";
 
 /** Where the bundle of a test file (a path relative to the repository) is, under the repository root. */
 export const TEST_BUNDLE_DIR = join("node_modules", ".cache", "tbench", "test-bundles");
+/** A file's bundle is `<file>.mjs` there, its shim `<file>.shim.mjs`. */
+const entryName = (file, shimmed) => `${file}${shimmed ? ".shim" : ""}.mjs`;
+const ENTRY_NAME = new RegExp(`^${TEST_BUNDLE_DIR.replaceAll(".", "\\.")}/(.+?)(\\.shim)?\\.mjs$`);
+
+/** The file (relative to the repository) whose bundle or shim is at `path` (relative too), else `path`. */
+export function bundledFile(path) {
+  return ENTRY_NAME.exec(path)?.[1] ?? path;
+}
 const MANIFEST = "manifest.json";
 /** Bumped when the way bundles are made changes. */
 const BUNDLE_VERSION = `${TRANSFORM_VERSION}.1`;
@@ -62,9 +70,9 @@ async function build(root, outdir, entries, splitting) {
   const esbuild = await import("esbuild");
   return esbuild.build({
     ...TRANSFORM_OPTIONS,
-    entryPoints: entries.map((file) => ({ in: join(root, file), out: file.replace(/\.ts$/, "") })),
+    entryPoints: entries.map((file) => ({ in: join(root, file), out: file })),
     outdir,
-    outExtension: { ".js": ".ts.mjs" },
+    outExtension: { ".js": ".mjs" },
     // Modules a file imports only at run time (`await import()`) go to chunks of their own, with the
     // packages they import: bundled into the file, a package loaded lazily (echarts) would load at start.
     splitting,
@@ -99,12 +107,7 @@ export async function testEntries(root, files) {
       ([path, hash]) => sha1(readOrUndefined(join(root, path)) ?? "") === hash,
     );
   const shimmed = new Set(current ? manifest.shimmed : await rebuild(root, dir, entries));
-  return new Map(
-    entries.map((file) => [
-      file,
-      join(dir, shimmed.has(file) ? `${file}.shim.mjs` : `${file.replace(/\.ts$/, "")}.ts.mjs`),
-    ]),
-  );
+  return new Map(entries.map((file) => [file, join(dir, entryName(file, shimmed.has(file)))]));
 }
 
 /** Builds every entry into `dir` (replacing what was there) and returns those that did not bundle. */
@@ -135,7 +138,7 @@ async function rebuild(root, dir, entries) {
   }
   for (const file of shimmed) {
     inputs[file] = sha1(readFileSync(join(root, file), "utf8"));
-    writeAtomically(join(staging, `${file}.shim.mjs`), shim(file, root));
+    writeAtomically(join(staging, entryName(file, true)), shim(file, root));
   }
   writeAtomically(
     join(staging, MANIFEST),
