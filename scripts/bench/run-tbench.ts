@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { LoadFigure } from "../../packages/tbench/bench/wrk-run.js";
 import { ROOT } from "./bench-kit.js";
 
 export const TBENCH_BIN = join(ROOT, "packages/tbench/bin/tbench.mjs");
@@ -27,6 +28,18 @@ export interface TbenchLevelFigures {
   cpuPercent: number | null;
   overheadWarning: string | null;
   exitCode: number | null;
+}
+
+/** A tbench level as the load figures wrk and autocannon report (rates, counts, p50/p99 in ms). */
+export function loadFigureOf(level: TbenchLevelFigures): LoadFigure {
+  return {
+    requestsPerSec: level.inferPerSec,
+    requests: level.requestCount,
+    errors: level.errorCount,
+    p50Ms: level.p50Us / 1000,
+    p99Ms: level.p99Us / 1000,
+    durationS: level.durationMs / 1000,
+  };
 }
 
 interface LevelJson {

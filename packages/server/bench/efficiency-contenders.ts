@@ -9,6 +9,8 @@ import { ROOT } from "../../../scripts/bench/bench-kit.js";
 /** A server in a child process. */
 export interface ChildServer {
   readonly httpUrl: string;
+  /** `host:port` of tbench-server's gRPC front end, when it was started with one. */
+  readonly grpcAddress?: string;
   readonly pid: number;
   close(): Promise<void>;
 }
@@ -19,22 +21,22 @@ const BENCH_DIR = join(ROOT, "packages/server/bench");
 /** Spawns `args` and resolves once `findUrl` finds the URL in what the child printed. */
 function spawnChild(
   args: readonly string[],
-  findUrl: (output: string) => string | undefined,
+  findUrls: (output: string) => { httpUrl: string; grpcAddress?: string } | undefined,
 ): Promise<ChildServer> {
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let output = "";
     const onData = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000);
-      const httpUrl = findUrl(output);
-      if (httpUrl === undefined || child.pid === undefined) return;
+      const urls = findUrls(output);
+      if (urls === undefined || child.pid === undefined) return;
       child.stdout?.off("data", onData);
       child.stderr?.off("data", onData);
       // Keep draining what the child writes, so a full pipe never blocks it.
       child.stdout?.resume();
       child.stderr?.resume();
       resolve({
-        httpUrl,
+        ...urls,
         pid: child.pid,
         close: () =>
           new Promise<void>((done) => {
@@ -52,29 +54,28 @@ function spawnChild(
   });
 }
 
-/**
- * tbench-server on the bundled repository with `models` loaded; HTTP only, on a free port, its front end in
- * `httpThreads` threads (--http-thread-count).
- */
-export function spawnTbenchServer(models: readonly string[], httpThreads = 1): Promise<ChildServer> {
+/** tbench-server on the bundled repository with `models` loaded, HTTP and gRPC on free ports. */
+export function spawnTbenchServer(models: readonly string[]): Promise<ChildServer> {
   return spawnChild(
     [
       SERVER_BIN,
       ...["--model-repository", join(ROOT, "examples/models"), "--model-control-mode", "explicit"],
       ...models.flatMap((m) => ["--load-model", m]),
-      ...["--http-port", "0", "--allow-grpc", "false", "--allow-metrics", "false"],
-      ...["--http-thread-count", String(httpThreads)],
+      ...["--http-port", "0", "--grpc-port", "0", "--allow-metrics", "false"],
     ],
     (output) => {
-      const match = /Started HTTPService at (\S+)/.exec(output);
-      return match === null ? undefined : `http://${match[1]}`;
+      const http = /Started HTTPService at (\S+)/.exec(output)?.[1];
+      const grpcAddress = /Started GRPCInferenceService at (\S+)/.exec(output)?.[1];
+      return http === undefined || grpcAddress === undefined
+        ? undefined
+        : { httpUrl: `http://${http}`, grpcAddress };
     },
   );
 }
 
 const jsonUrl = (output: string) => {
   const line = output.split("\n").find((l) => l.startsWith('{"httpUrl"'));
-  return line === undefined ? undefined : (JSON.parse(line) as { httpUrl: string }).httpUrl;
+  return line === undefined ? undefined : { httpUrl: (JSON.parse(line) as { httpUrl: string }).httpUrl };
 };
 
 /** The naive server for `modelName` on the model file of `modelDir` under examples/models. */

@@ -17,6 +17,11 @@ export interface LimitModel {
 /** One session, kept across rounds; `measure` runs one batch size for a while and returns rows/s. */
 export interface InProcessLimit {
   measure(batchSize: number, durationMs: number): Promise<number>;
+  /**
+   * CPU µs (user + system of this process) per run at `batchSize`, over at least `minMs` of runs: the
+   * model's own cost, which the server benchmark subtracts from the server's CPU per request.
+   */
+  cpuPerRunUs(batchSize: number, minMs: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,18 @@ export async function createInProcessLimit(model: LimitModel): Promise<InProcess
         elapsed = performance.now() - start;
       }
       return (batchSize * runs * 1000) / elapsed;
+    },
+    async cpuPerRunUs(batchSize, minMs) {
+      const feed = await feedOf(batchSize);
+      let runs = 0;
+      const start = performance.now();
+      const before = process.cpuUsage();
+      while (performance.now() - start < minMs || runs < 20) {
+        await session.run(feed);
+        runs += 1;
+      }
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / runs;
     },
     close: () => session.release(),
   };

@@ -1,15 +1,19 @@
-// Benchmark (a program, not a test): how close tbench-server comes to what its parts allow, and whether
-// it beats the server a JavaScript developer writes by hand (issue 16). In one run, interleaved rounds,
-// the order rotating each round, load from wrk (-t 1, closed loop) against child processes:
-//   1. `heavy` (dynamic batching, one instance) at c=16 and c=32, JSON and binary bodies, against the
-//      in-process limit: onnxruntime-node running the same file at batch 16 / 32 in this process;
-//   2. `heavy_nobatch` and `heavy` at c=16 against the naive server (naive-server.mjs) on the same file;
-//   3. server CPU per `simple` request (process CPU from /proc over the run / requests), JSON and binary,
-//      against a bare node:http handler that reads the same body and writes the same answer, and the floor
-//      under that ratio: the bare handler plus one in-process `session.run()` of `simple`;
-//   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must stay where it was;
-// and, without a target, `simple` and `heavy` c=32 with the HTTP front end in 2 threads (--http-thread-count).
-// Target 4 (tbench vs wrk, the client vs raw undici) is measured by bench:tbench and bench:client.
+// Benchmark (a program, not a test): tbench-server's own cost per request, measured so that no machine
+// flatters it (issue 28). In one run, interleaved rounds, the order rotating each round, against child
+// processes (tbench-server as users run it, a naive hand-written server, bare node:http handlers):
+//   1. overhead: the server's CPU per request minus the model's own CPU per request (onnxruntime-node in
+//      this process, at every batch size the server's batcher formed, weighted as it formed them), over the
+//      CPU per request of a bare node:http handler that reads the same body and writes the same answer;
+//      `heavy` JSON and binary at c=16, `simple` JSON and binary at c=8; the main thread's share beside it;
+//   2. user-visible: `heavy_nobatch` and `heavy` at c=16 against the naive server, `heavy` at c=32 against
+//      the in-process limit at batch 32, with the model's in-process µs per row at batch 16 beside them (the
+//      targets count only where it is <= 150 µs: on a slower CPU the model hides the server);
+//   3. gRPC: `tbench -i grpc` against `tbench -i http` at c=16 and c=64 on `simple` and `heavy`, and the
+//      server's CPU per request over each;
+//   4. the instance never starved: its busy fraction at c=16 and c=32 on `heavy` (the compute time of every
+//      batch over the wall time, from the server's statistics), with the average batch and queue time;
+//   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must not fall.
+// wrk (-t 1, closed loop) loads targets 1, 2, 4 and 5; the tbench bin loads target 3.
 // Writes bench-results/server-efficiency.{json,md}.
 // Run: npm run bench:server   (smoke: BENCH_QUICK=1 npm run bench:server, or --quick)
 import { mkdtemp, rm } from "node:fs/promises";
@@ -22,112 +26,167 @@ import {
   startEnvironment,
   writeResult,
 } from "../../../scripts/bench/bench-kit.js";
-import { findWrk, runWrk } from "../../tbench/bench/wrk-run.js";
+import { loadFigureOf, runTbenchCli } from "../../../scripts/bench/run-tbench.js";
+import { findWrk, type LoadFigure, runWrk } from "../../tbench/bench/wrk-run.js";
 import {
   type ChildServer,
   spawnBareServer,
   spawnNaiveServer,
   spawnTbenchServer,
 } from "./efficiency-contenders.js";
-import { type EfficiencyRound, efficiencyMarkdown, summarize } from "./efficiency-report.js";
+import { type EfficiencyRound, efficiencyMarkdown, type RunFigure, summarize } from "./efficiency-report.js";
 import { answerOf, type BenchRequest, heavyRequest, simpleRequest } from "./efficiency-requests.js";
 import { createInProcessLimit } from "./in-process-limit.js";
 import { createInProcessRunCpu } from "./in-process-run-cpu.js";
 import { readCpu } from "./process-cpu.js";
+import { batchingBetween, readStats } from "./server-statistics.js";
 
 const options = benchOptions();
 const QUICK = options.quick;
 const ROUNDS = QUICK ? 1 : 3;
 const WARMUP_S = 1;
 const MEASURE_S = QUICK ? 1 : 4;
-/** Connections of the CPU-per-request runs: enough to keep the server busy, few enough to not queue. */
-const CPU_CONNECTIONS = 8;
+/** tbench's -p and settling for target 3: a level is its last 3 windows. */
+const TBENCH_WINDOW_MS = QUICK ? 300 : 1500;
+const TBENCH_SETTLE = QUICK ? ["-r", "3", "-s", "100"] : ["-r", "6", "-s", "15"];
+/** Connections of the `simple` runs: enough to keep the server busy, few enough to not queue. */
+const SIMPLE_CONNECTIONS = 8;
 
-/** The suffix of the runs against tbench-server with its HTTP front end in two threads. */
-const THREADS_2 = "2 HTTP threads";
+type ServerName = "tbench" | "naive" | `bare ${string}`;
 
-type ServerName = "tbench" | "tbench-2-threads" | "naive" | "bare-json" | "bare-binary";
+/** How a case loads its server: wrk with one request, or the tbench bin over HTTP or gRPC. */
+type Load =
+  | { readonly tool: "wrk"; readonly request: BenchRequest; readonly connections: number }
+  | {
+      readonly tool: "tbench";
+      readonly model: string;
+      readonly protocol: "http" | "grpc";
+      readonly concurrency: number;
+    };
 
 /** One measured run of a round. */
-export interface BenchCase {
+interface BenchCase {
   readonly id: string;
   readonly server: ServerName;
-  readonly request: BenchRequest;
-  readonly connections: number;
-  /** Also read the server's CPU time over the run. */
+  readonly load: Load;
+  /** Read the server's CPU time over the run. */
   readonly cpu: boolean;
+  /** tbench-server's model whose statistics describe the run (requests, batches, busy time). */
+  readonly statsModel?: string;
 }
 
+const wrk = (request: BenchRequest, connections: number): Load => ({ tool: "wrk", request, connections });
+
 const CASES: readonly BenchCase[] = [
-  ...(["json", "binary"] as const).flatMap((encoding) =>
-    [16, 32].map((connections) => ({
+  ...(["json", "binary"] as const).flatMap((encoding): BenchCase[] => [
+    ...[16, 32].map((connections) => ({
       id: `heavy c=${connections} ${encoding}`,
       server: "tbench" as const,
-      request: heavyRequest("heavy", encoding),
-      connections,
-      cpu: false,
+      load: wrk(heavyRequest("heavy", encoding), connections),
+      cpu: true,
+      statsModel: "heavy",
     })),
-  ),
+    {
+      id: `bare heavy ${encoding}`,
+      server: `bare heavy ${encoding}`,
+      load: wrk(heavyRequest("heavy", encoding), 16),
+      cpu: true,
+    },
+    {
+      id: `simple ${encoding}`,
+      server: "tbench",
+      load: wrk(simpleRequest(encoding), SIMPLE_CONNECTIONS),
+      cpu: true,
+      statsModel: "simple",
+    },
+    {
+      id: `bare simple ${encoding}`,
+      server: `bare simple ${encoding}`,
+      load: wrk(simpleRequest(encoding), SIMPLE_CONNECTIONS),
+      cpu: true,
+    },
+  ]),
   {
     id: "heavy_nobatch c=16 json",
     server: "tbench",
-    request: heavyRequest("heavy_nobatch", "json"),
-    connections: 16,
+    load: wrk(heavyRequest("heavy_nobatch", "json"), 16),
     cpu: false,
+    statsModel: "heavy_nobatch",
   },
   {
     id: "naive c=16 json",
     server: "naive",
-    request: heavyRequest("heavy_nobatch", "json"),
-    connections: 16,
+    load: wrk(heavyRequest("heavy_nobatch", "json"), 16),
     cpu: false,
   },
-  {
-    id: "simple json",
-    server: "tbench",
-    request: simpleRequest("json"),
-    connections: CPU_CONNECTIONS,
-    cpu: true,
-  },
-  {
-    id: "simple binary",
-    server: "tbench",
-    request: simpleRequest("binary"),
-    connections: CPU_CONNECTIONS,
-    cpu: true,
-  },
-  {
-    id: `heavy c=32 json, ${THREADS_2}`,
-    server: "tbench-2-threads",
-    request: heavyRequest("heavy", "json"),
-    connections: 32,
-    cpu: false,
-  },
-  {
-    id: `simple json, ${THREADS_2}`,
-    server: "tbench-2-threads",
-    request: simpleRequest("json"),
-    connections: CPU_CONNECTIONS,
-    cpu: true,
-  },
-  {
-    id: "bare json",
-    server: "bare-json",
-    request: simpleRequest("json"),
-    connections: CPU_CONNECTIONS,
-    cpu: true,
-  },
-  {
-    id: "bare binary",
-    server: "bare-binary",
-    request: simpleRequest("binary"),
-    connections: CPU_CONNECTIONS,
-    cpu: true,
-  },
+  ...(["simple", "heavy"] as const).flatMap((model) =>
+    [16, 64].flatMap((concurrency) =>
+      (["http", "grpc"] as const).map(
+        (protocol): BenchCase => ({
+          id: `tbench -i ${protocol} ${model} c=${concurrency}`,
+          server: "tbench",
+          load: { tool: "tbench", model, protocol, concurrency },
+          cpu: true,
+          statsModel: model,
+        }),
+      ),
+    ),
+  ),
 ];
 const LIMIT_BATCHES = [16, 32] as const;
-/** In-process runs of `simple` per round for the floor of target 3 (about 0.2 s of CPU). */
-const FLOOR_RUNS = QUICK ? 500 : 5000;
+/** In-process runs of `simple` per round: its CPU per run (about 0.2 s of CPU). */
+const SIMPLE_RUNS = QUICK ? 500 : 5000;
+/** CPU time over which the in-process CPU of one `heavy` batch size is taken. */
+const HEAVY_CPU_MS = QUICK ? 100 : 400;
+
+/** Runs one case's load against `server`; the load tool's figures. */
+async function runLoad(c: BenchCase, server: ChildServer, work: string): Promise<LoadFigure> {
+  const load = c.load;
+  if (load.tool === "wrk") {
+    return runWrk({
+      serverUrl: server.httpUrl,
+      wire: load.request.wire,
+      connections: load.connections,
+      threads: 1,
+      warmupS: WARMUP_S,
+      durationS: MEASURE_S,
+      workDir: work,
+    });
+  }
+  const url = load.protocol === "http" ? server.httpUrl : server.grpcAddress;
+  if (url === undefined) throw new Error("tbench-server did not start its gRPC front end");
+  const level = await runTbenchCli(
+    [
+      ...["-m", load.model, "-i", load.protocol, "-u", url],
+      ...["--concurrency-range", String(load.concurrency), "-p", String(TBENCH_WINDOW_MS), ...TBENCH_SETTLE],
+    ],
+    join(work, "tbench.json"),
+  );
+  return loadFigureOf(level);
+}
+
+/** Runs one case, reading the server's CPU and statistics around it. */
+async function runCase(c: BenchCase, server: ChildServer, work: string): Promise<RunFigure> {
+  const statsBefore = c.statsModel === undefined ? undefined : await readStats(server.httpUrl, c.statsModel);
+  const cpuBefore = c.cpu ? readCpu(server.pid) : undefined;
+  const figure = await runLoad(c, server, work);
+  const cpuAfter = c.cpu ? readCpu(server.pid) : undefined;
+  const statsAfter = c.statsModel === undefined ? undefined : await readStats(server.httpUrl, c.statsModel);
+  const batching = statsBefore && statsAfter ? batchingBetween(statsBefore, statsAfter) : undefined;
+  // The CPU reading spans the whole run, warm-up included: the server's own count of the requests it
+  // answered covers the same span; where there is none (bare, naive), wrk's warm-up is counted at its rate.
+  const served = batching?.requests ?? figure.requestsPerSec * (WARMUP_S + figure.durationS);
+  return {
+    ...figure,
+    ...(cpuBefore && cpuAfter
+      ? {
+          cpuUsPerRequest: ((cpuAfter.processS - cpuBefore.processS) * 1e6) / served,
+          mainThreadCpuUsPerRequest: ((cpuAfter.mainThreadS - cpuBefore.mainThreadS) * 1e6) / served,
+        }
+      : {}),
+    ...(batching !== undefined ? { batching } : {}),
+  };
+}
 
 async function main(): Promise<void> {
   const wrkVersion = findWrk();
@@ -142,74 +201,83 @@ async function main(): Promise<void> {
     intraOpThreads: 1,
     interOpThreads: 1,
   });
-  const runCpu = await createInProcessRunCpu(join(ROOT, "examples/models/simple/1/model.onnx"), 16);
+  const simpleRunCpu = await createInProcessRunCpu(join(ROOT, "examples/models/simple/1/model.onnx"), 16);
   try {
     const tbench = await spawnTbenchServer(["heavy", "heavy_nobatch", "simple"]);
     servers.set("tbench", tbench);
-    servers.set("tbench-2-threads", await spawnTbenchServer(["heavy", "simple"], 2));
     servers.set("naive", await spawnNaiveServer("heavy_nobatch", "heavy_nobatch"));
-    for (const encoding of ["json", "binary"] as const) {
-      const answer = await answerOf(tbench.httpUrl, simpleRequest(encoding));
-      servers.set(`bare-${encoding}`, await spawnBareServer(work, encoding, answer.headers, answer.body));
+    for (const c of CASES) {
+      if (!c.server.startsWith("bare ") || c.load.tool !== "wrk") continue;
+      const answer = await answerOf(tbench.httpUrl, c.load.request);
+      const name = c.server.replaceAll(" ", "-");
+      servers.set(c.server, await spawnBareServer(work, name, answer.headers, answer.body));
     }
     // Every contender answers its request once before any figure is taken.
-    for (const c of CASES) await answerOf(servers.get(c.server)!.httpUrl, c.request);
+    for (const c of CASES) {
+      if (c.load.tool === "wrk") await answerOf(servers.get(c.server)!.httpUrl, c.load.request);
+    }
 
     const rounds: EfficiencyRound[] = [];
-    const steps = [...CASES.map((c) => c.id), "in-process limit"];
+    const steps = [...CASES.map((c) => c.id), "in-process"];
     for (let round = 0; round < ROUNDS; round++) {
       const order = rotate(steps, round);
       const result: EfficiencyRound = { order, runs: {}, limit: {} };
       for (const step of order) {
-        if (step === "in-process limit") {
+        if (step === "in-process") {
           for (const batch of LIMIT_BATCHES)
             result.limit[batch] = await limit.measure(batch, MEASURE_S * 1000);
-          result.simpleRunCpuUs = await runCpu.measure(FLOOR_RUNS);
+          result.simpleRunCpuUs = await simpleRunCpu.measure(SIMPLE_RUNS);
           continue;
         }
         const c = CASES.find((x) => x.id === step)!;
-        const server = servers.get(c.server)!;
-        const before = c.cpu ? readCpu(server.pid) : undefined;
-        const figure = await runWrk({
-          serverUrl: server.httpUrl,
-          wire: c.request.wire,
-          connections: c.connections,
-          threads: 1,
-          warmupS: WARMUP_S,
-          durationS: MEASURE_S,
-          workDir: work,
-        });
-        // The CPU reading spans the warm-up too: count its requests by the measured rate.
-        const after = c.cpu ? readCpu(server.pid) : undefined;
-        const served = figure.requestsPerSec * (WARMUP_S + figure.durationS);
-        result.runs[c.id] = {
-          ...figure,
-          ...(before && after
-            ? {
-                cpuUsPerRequest: ((after.processS - before.processS) * 1e6) / served,
-                mainThreadCpuUsPerRequest: ((after.mainThreadS - before.mainThreadS) * 1e6) / served,
-              }
-            : {}),
-        };
+        const figure = await runCase(c, servers.get(c.server)!, work);
+        result.runs[c.id] = figure;
         process.stderr.write(
-          `round ${round + 1}/${ROUNDS} ${c.id}: ${figure.requestsPerSec.toFixed(0)} req/s\n`,
+          `round ${round + 1}/${ROUNDS} ${c.id}: ${figure.requestsPerSec.toFixed(0)} req/s` +
+            (figure.cpuUsPerRequest !== undefined
+              ? `, ${figure.cpuUsPerRequest.toFixed(0)} CPU µs/req`
+              : "") +
+            (figure.batching !== undefined
+              ? `, batch ${figure.batching.averageBatch.toFixed(1)}, busy ${(figure.batching.busyFraction * 100).toFixed(0)}%`
+              : "") +
+            "\n",
         );
       }
       rounds.push(result);
     }
+    // The model's own CPU at every batch size the batcher formed for `heavy` in any round, after them.
+    const heavySizes = new Set<number>();
+    for (const r of rounds) {
+      for (const run of Object.values(r.runs)) {
+        if (run.batching === undefined) continue;
+        for (const size of Object.keys(run.batching.executionsBySize)) heavySizes.add(Number(size));
+      }
+    }
+    const heavyCpuPerRunUs: Record<number, number> = {};
+    for (const size of [...heavySizes].sort((a, b) => a - b)) {
+      heavyCpuPerRunUs[size] = await limit.cpuPerRunUs(size, HEAVY_CPU_MS);
+    }
     const environment = finishEnvironment();
-    const summary = summarize(rounds);
+    const summary = summarize(rounds, heavyCpuPerRunUs);
     const paths = await writeResult(
       options,
       "server-efficiency",
-      { environment, wrk: wrkVersion, measureS: MEASURE_S, warmupS: WARMUP_S, summary, rounds },
+      {
+        environment,
+        wrk: wrkVersion,
+        measureS: MEASURE_S,
+        warmupS: WARMUP_S,
+        heavyCpuPerRunUs,
+        summary,
+        rounds,
+      },
       efficiencyMarkdown({ environment, wrk: wrkVersion, measureS: MEASURE_S, summary, rounds }),
     );
     console.log(`wrote ${paths.join(", ")}`);
   } finally {
     for (const server of servers.values()) await server.close();
     await limit.close();
-    await runCpu.close();
+    await simpleRunCpu.close();
     await rm(work, { recursive: true, force: true });
   }
 }

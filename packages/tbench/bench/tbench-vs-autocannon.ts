@@ -27,7 +27,7 @@ import {
   startEnvironment,
   writeResult,
 } from "../../../scripts/bench/bench-kit.js";
-import { runTbenchCli } from "../../../scripts/bench/run-tbench.js";
+import { loadFigureOf, runTbenchCli } from "../../../scripts/bench/run-tbench.js";
 import { captureInferRequest, checkRequest, describeRequest, type WireRequest } from "./capture-request.js";
 import { spawnServer } from "./spawn-server.js";
 import {
@@ -88,12 +88,7 @@ function tbenchArgs(url: string, connections: number | string): string[] {
 async function runTbench(serverUrl: string, connections: number, work: string): Promise<TbenchFigure> {
   const level = await runTbenchCli(tbenchArgs(serverUrl, connections), join(work, "tbench.json"));
   return {
-    requestsPerSec: level.inferPerSec,
-    requests: level.requestCount,
-    errors: level.errorCount,
-    p50Ms: level.p50Us / 1000,
-    p99Ms: level.p99Us / 1000,
-    durationS: level.durationMs / 1000,
+    ...loadFigureOf(level),
     status: level.status,
     cpuPercent: level.cpuPercent,
     overheadWarning: level.overheadWarning,

@@ -1,0 +1,103 @@
+// What a benchmark reads from tbench-server's statistics extension (GET /v2/models/{m}/stats, Triton's
+// format) around a run: requests answered, batches run and their sizes, and the instance's compute time per
+// batch size. Two snapshots give the run's batching figures: the average batch, and the instance's busy
+// fraction (the compute time of every batch it ran, over the wall time between the snapshots; with one
+// instance, the share of the run it spent on batches rather than waiting for one).
+
+/** One batch size's executions and their summed compute time (input + infer + output), ns. */
+export interface BatchSizeTotals {
+  executions: number;
+  computeNs: number;
+}
+
+/** The counters of one model version at one moment. */
+export interface StatsSnapshot {
+  atMs: number;
+  succeeded: number;
+  executions: number;
+  rows: number;
+  /** Summed queue time of the answered requests, ns. */
+  queueNs: number;
+  bySize: Map<number, BatchSizeTotals>;
+}
+
+interface Duration {
+  count: number;
+  ns: number;
+}
+
+interface ModelStatsJson {
+  model_stats: {
+    inference_count: number;
+    execution_count: number;
+    inference_stats: { success: Duration; queue: Duration };
+    batch_stats: {
+      batch_size: number;
+      compute_input: Duration;
+      compute_infer: Duration;
+      compute_output: Duration;
+    }[];
+  }[];
+}
+
+/** Reads the statistics of `model` from the server at `baseUrl`. */
+export async function readStats(baseUrl: string, model: string): Promise<StatsSnapshot> {
+  const response = await fetch(new URL(`/v2/models/${model}/stats`, baseUrl));
+  if (response.status !== 200) throw new Error(`stats of ${model}: HTTP ${response.status}`);
+  const json = (await response.json()) as ModelStatsJson;
+  const stats = json.model_stats[0];
+  if (stats === undefined) throw new Error(`stats of ${model}: no model_stats`);
+  const bySize = new Map<number, BatchSizeTotals>();
+  for (const entry of stats.batch_stats) {
+    bySize.set(entry.batch_size, {
+      executions: entry.compute_infer.count,
+      computeNs: entry.compute_input.ns + entry.compute_infer.ns + entry.compute_output.ns,
+    });
+  }
+  return {
+    atMs: performance.now(),
+    succeeded: stats.inference_stats.success.count,
+    executions: stats.execution_count,
+    rows: stats.inference_count,
+    queueNs: stats.inference_stats.queue.ns,
+    bySize,
+  };
+}
+
+/** What happened between two snapshots. */
+export interface BatchingFigures {
+  requests: number;
+  executions: number;
+  /** Rows per batch run. */
+  averageBatch: number;
+  /** Batches run per batch size. */
+  executionsBySize: Record<number, number>;
+  /** The instance's compute time over the wall time (one instance: its busy share). */
+  busyFraction: number;
+  /** Average time a request waited in the queue before its batch started, µs. */
+  queueUsPerRequest: number;
+  wallMs: number;
+}
+
+export function batchingBetween(before: StatsSnapshot, after: StatsSnapshot): BatchingFigures {
+  const executionsBySize: Record<number, number> = {};
+  let computeNs = 0;
+  for (const [size, totals] of after.bySize) {
+    const earlier = before.bySize.get(size) ?? { executions: 0, computeNs: 0 };
+    const executions = totals.executions - earlier.executions;
+    if (executions > 0) executionsBySize[size] = executions;
+    computeNs += totals.computeNs - earlier.computeNs;
+  }
+  const requests = after.succeeded - before.succeeded;
+  const executions = after.executions - before.executions;
+  const wallMs = after.atMs - before.atMs;
+  return {
+    requests,
+    executions,
+    averageBatch: executions > 0 ? (after.rows - before.rows) / executions : Number.NaN,
+    executionsBySize,
+    busyFraction: computeNs / 1e6 / wallMs,
+    queueUsPerRequest: requests > 0 ? (after.queueNs - before.queueNs) / 1000 / requests : Number.NaN,
+    wallMs,
+  };
+}
