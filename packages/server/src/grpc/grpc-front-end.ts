@@ -17,6 +17,7 @@
  */
 import * as grpcJs from "@grpc/grpc-js";
 import { grpcInferenceServiceMethods, healthServiceMethods } from "@tbench/proto";
+import { Cancellation, type CancelSignal } from "../core/cancel-signal.js";
 import { createSystemClock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { RestrictedApis } from "../core/restricted-api.js";
@@ -139,7 +140,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
     maxSendMessageBytes: channelOptions["grpc.max_send_message_length"] ?? -1,
     accepting: () => accepting,
   };
-  const inFlight = new Set<AbortController>();
+  const inFlight = new Set<Cancellation>();
   // Server-side failures (as HTTP logs its 500s), bounded against a client repeating one (summarizing-log.ts).
   const errors = createSummarizingLog({
     write: (line) => logger.error(line),
@@ -152,7 +153,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
 
   /** Wraps a handler that returns the response (or throws) into a grpc-js unary handler. */
   const unary =
-    (method: string, serve: (request: unknown, signal: AbortSignal) => unknown) =>
+    (method: string, serve: (request: unknown, signal: CancelSignal) => unknown) =>
     (call: UnaryCall, callback: Callback): void => {
       // Triton answers a shutting-down server's infer before its restriction (infer_handler.cc).
       const refused = method === "ModelInfer" && !accepting ? undefined : guard(method, call.metadata);
@@ -160,11 +161,12 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
         callback({ code: refused.code, details: refused.details, name: "", message: refused.details });
         return;
       }
-      const controller = new AbortController();
-      inFlight.add(controller);
-      call.on("cancelled", () => controller.abort(new Error("client cancelled the call")));
+      // A Cancellation, not an AbortController: Node 20 takes ~16 µs to make one (core/cancel-signal.ts).
+      const cancellation = new Cancellation();
+      inFlight.add(cancellation);
+      call.on("cancelled", () => cancellation.abort());
       Promise.resolve()
-        .then(() => serve(call.request, controller.signal))
+        .then(() => serve(call.request, cancellation))
         .then(
           (response) => callback(null, response),
           (error: unknown) => {
@@ -173,7 +175,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
             callback({ code: status.code, details: status.details, name: "", message: status.details });
           },
         )
-        .finally(() => inFlight.delete(controller));
+        .finally(() => inFlight.delete(cancellation));
     };
 
   const implementation: grpcJs.UntypedServiceImplementation = {};
@@ -221,7 +223,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
   let closed: Promise<void> | undefined;
   const destroy = (): void => {
     errors.close();
-    for (const controller of inFlight) controller.abort(new Error("server destroyed"));
+    for (const cancellation of inFlight) cancellation.abort();
     server.forceShutdown();
   };
   const graceMs = options.closeGraceMs ?? DEFAULT_GRPC_CLOSE_GRACE_MS;

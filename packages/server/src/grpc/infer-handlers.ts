@@ -3,6 +3,7 @@
  * or the error's status. The stream (stream-infer-handler.ts) runs each of its requests through runInfer.
  */
 import { GRPC_STATUS, inference } from "@tbench/proto";
+import type { CancelSignal } from "../core/cancel-signal.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceCore } from "../core/types.js";
 import { GrpcStatusError } from "./grpc-status.js";
@@ -29,7 +30,7 @@ export interface InferContext {
 export async function runInfer(
   context: InferContext,
   request: ModelInferRequest,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<ModelInferResponse> {
   if (!context.accepting()) throw new ServerError("UNAVAILABLE", SHUTTING_DOWN);
   const decoded = decodeGrpcInferRequest(request, {
@@ -66,7 +67,7 @@ export function encodeWithinSendBound<T>(
 export async function runUnaryInfer(
   context: InferContext,
   request: ModelInferRequest,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<Buffer> {
   const response = await runInfer(context, request, signal);
   return encodeWithinSendBound(context, inference.ModelInferResponse, response, response);

@@ -14,6 +14,7 @@ import {
   NARROW_INTEGER_RANGES,
 } from "@tbench/proto";
 import { bytesDataFromArrays, bytesTensorTooLarge, isBytesData } from "../core/bytes-data.js";
+import type { CancelSignal } from "../core/cancel-signal.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { invalidArg, versionFromString } from "./grpc-status.js";
 
@@ -28,7 +29,7 @@ type InferParameter = inference.InferParameter.$Properties & { parameter_choice?
 export interface GrpcDecodeOptions {
   /** Most elements one BYTES input may have (--max-bytes-tensor-elements), checked from its shape. */
   readonly maxBytesTensorElements: number;
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSignal;
 }
 
 /** The request parameters Triton lets a client set with the `triton_` prefix (infer_handler.h). */
