@@ -1,15 +1,18 @@
 /**
  * The body of one model-instance worker thread (CPU or CUDA): owns one onnxruntime-node InferenceSession
  * (session creation and run() are synchronous native code that would block the main thread's event loop),
- * runs the batches the main thread sends and transfers the outputs back. WebGPU sessions never live here:
+ * runs the batches the main thread sends (small ones written into the instance's slots, batch-slots.ts) and
+ * sends the outputs back (into the slot, or transferred). WebGPU sessions never live here:
  * they all share one device context, owned by the WebGPU executor thread.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
-import { createSession, messageOf, runBatch, sessionIo } from "./session-runner.js";
-import type { FromWorker, SessionInit, ToWorker } from "./worker-protocol.js";
+import { type SlotIo, slotIo } from "./batch-slot-codec.js";
+import { slotRegion } from "./batch-slots.js";
+import { createSession, messageOf, runBatch, runSlotBatch, sessionIo } from "./session-runner.js";
+import type { FromWorker, InstanceWorkerData, ToWorker } from "./worker-protocol.js";
 
-const init = workerData as SessionInit;
+const init = workerData as InstanceWorkerData;
 const port = parentPort;
 if (!port) throw new Error("instance-worker must run in a worker thread");
 
@@ -20,16 +23,29 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 async function main(): Promise<void> {
   if (init.crashOnLoad) process.exit(71);
   let session: ort.InferenceSession;
+  let io: SlotIo;
   try {
     // onnxruntime logs its own error when the CUDA provider is missing; the pool logs one clear line instead.
     if (init.provider === "cuda") ort.env.logLevel = "fatal";
     session = await createSession(init);
-    post({ type: "ready", ...sessionIo(session) });
+    const declared = sessionIo(session);
+    io = slotIo(declared);
+    post({ type: "ready", ...declared });
   } catch (error) {
     post({ type: "load-error", message: messageOf(error) });
     return;
   }
   port!.on("message", async (message: ToWorker) => {
+    if (typeof message === "number") {
+      const { reply, transfer } = await runSlotBatch(
+        session,
+        slotRegion(init.batchSlots, message),
+        io,
+        message,
+      );
+      post(reply, transfer);
+      return;
+    }
     if (message.type === "close") {
       await session.release().catch(() => {});
       port!.close();

@@ -1,12 +1,15 @@
 /**
  * What every thread that owns onnxruntime-node sessions does the same way: create a session on exactly one
  * execution provider, describe its inputs and outputs, and run a batch that arrived by transfer, handing
- * the outputs back as owned buffers to transfer (no copy unless onnxruntime's buffer is shared).
+ * the outputs back as owned buffers to transfer (no copy unless onnxruntime's buffer is shared), or one
+ * that arrived in a slot (batch-slots.ts), answering in the slot when the result fits.
  * Imported only by thread bodies (instance-worker, webgpu-executor-worker), never by the main thread.
  */
 import * as ort from "onnxruntime-node";
 import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
+import { decodeRun, encodeResult, type SlotIo, slotRunId } from "./batch-slot-codec.js";
 import {
+  type InstanceRunResult,
   type RunMessage,
   type RunReply,
   type SessionInit,
@@ -73,58 +76,124 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Runs one batch on `session` and returns the reply with the buffers to transfer along with it. */
-export async function runBatch(
+/** A batch to run: a RunMessage, or one read from a slot. */
+type BatchToRun = Pick<RunMessage, "inputs" | "outputNames" | "queuedAtMs">;
+
+/** A finished run: onnxruntime's outputs in the order asked for, and when each step ended. */
+interface SessionRun {
+  readonly outputs: ort.Tensor[];
+  readonly t0: number;
+  readonly t1: number;
+  readonly t2: number;
+  readonly waitNs: number | undefined;
+}
+
+/**
+ * Feeds `batch` to `session` and runs it; throws with the message its run-error carries. `t0` is when
+ * handling the batch began (feed creation and, for a slot, reading it count as compute input).
+ */
+async function runOnSession(
   session: ort.InferenceSession,
-  message: RunMessage,
-): Promise<{ reply: RunReply; transfer: ArrayBuffer[] }> {
+  batch: BatchToRun,
+  t0: number,
+): Promise<SessionRun> {
+  // Both threads' timeOrigin + now() read the same wall clock, so the difference is the time in between.
+  const waitNs =
+    batch.queuedAtMs === undefined
+      ? undefined
+      : Math.max(0, Math.round((performance.timeOrigin + t0 - batch.queuedAtMs) * 1e6));
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const input of batch.inputs) {
+    // onnxruntime-node's string tensors take one JavaScript string per element: made here, off the
+    // main thread, and bounded by --max-bytes-tensor-elements per request.
+    const data = ArrayBuffer.isView(input.data) ? input.data : bytesDataToStrings(input.data);
+    feeds[input.name] = new ort.Tensor(input.ortType, data as ort.Tensor.DataType, input.dims as number[]);
+  }
+  const t1 = performance.now();
+  const results = await session.run(feeds, batch.outputNames as string[]);
+  const t2 = performance.now();
+  const outputs = batch.outputNames.map((name) => {
+    const tensor = results[name];
+    if (!tensor) throw new Error(`onnxruntime returned no output '${name}'`);
+    return tensor;
+  });
+  return { outputs, t0, t1, t2, waitNs };
+}
+
+/** The durations of `run` whose outputs were extracted at `t3`. */
+function timesOf(run: SessionRun, t3: number): Omit<InstanceRunResult, "outputs"> {
+  return {
+    inputNs: Math.round((run.t1 - run.t0) * 1e6),
+    inferNs: Math.round((run.t2 - run.t1) * 1e6),
+    outputNs: Math.round((t3 - run.t2) * 1e6),
+    ...(run.waitNs !== undefined ? { waitNs: run.waitNs } : {}),
+  };
+}
+
+/** The object path's reply to run `id`: the outputs as owned buffers, the big ones to transfer. */
+function resultReply(id: number, names: readonly string[], run: SessionRun): BatchReply {
+  const outputs: WireTensor[] = [];
+  const transfer = new Set<ArrayBuffer>();
+  run.outputs.forEach((tensor, i) => {
+    const name = names[i]!;
+    if (tensor.type === "string") {
+      // Back into one owned buffer in wire form, so strings never cross threads one by one.
+      const data = bytesDataFromStrings(tensor.data as string[]);
+      transfer.add(data.wire.buffer as ArrayBuffer);
+      outputs.push({ name, ortType: "string", dims: [...tensor.dims], data });
+    } else {
+      const data = ownedView(tensor.data as unknown as ArrayBufferView);
+      transfer.add(data.buffer as ArrayBuffer);
+      outputs.push({ name, ortType: tensor.type as WireTensor["ortType"], dims: [...tensor.dims], data });
+    }
+  });
+  const times = timesOf(run, performance.now());
+  return { reply: { type: "result", id, outputs, ...times }, transfer: worthTransferring(transfer) };
+}
+
+/** A reply and the buffers to transfer along with it. */
+interface BatchReply {
+  readonly reply: RunReply;
+  readonly transfer: ArrayBuffer[];
+}
+
+const runError = (id: number, error: unknown): BatchReply => ({
+  reply: { type: "run-error", id, message: messageOf(error) },
+  transfer: [],
+});
+
+/** Runs one batch on `session` and returns the reply with the buffers to transfer along with it. */
+export async function runBatch(session: ort.InferenceSession, message: RunMessage): Promise<BatchReply> {
   try {
-    const t0 = performance.now();
-    // Both threads' timeOrigin + now() read the same wall clock, so the difference is the time in between.
-    const waitNs =
-      message.queuedAtMs === undefined
-        ? undefined
-        : Math.max(0, Math.round((performance.timeOrigin + t0 - message.queuedAtMs) * 1e6));
-    const feeds: Record<string, ort.Tensor> = {};
-    for (const input of message.inputs) {
-      // onnxruntime-node's string tensors take one JavaScript string per element: made here, off the
-      // main thread, and bounded by --max-bytes-tensor-elements per request.
-      const data = ArrayBuffer.isView(input.data) ? input.data : bytesDataToStrings(input.data);
-      feeds[input.name] = new ort.Tensor(input.ortType, data as ort.Tensor.DataType, input.dims as number[]);
-    }
-    const t1 = performance.now();
-    const results = await session.run(feeds, message.outputNames as string[]);
-    const t2 = performance.now();
-    const outputs: WireTensor[] = [];
-    const transfer = new Set<ArrayBuffer>();
-    for (const name of message.outputNames) {
-      const tensor = results[name];
-      if (!tensor) throw new Error(`onnxruntime returned no output '${name}'`);
-      if (tensor.type === "string") {
-        // Back into one owned buffer in wire form, so strings never cross threads one by one.
-        const data = bytesDataFromStrings(tensor.data as string[]);
-        transfer.add(data.wire.buffer as ArrayBuffer);
-        outputs.push({ name, ortType: "string", dims: [...tensor.dims], data });
-      } else {
-        const data = ownedView(tensor.data as unknown as ArrayBufferView);
-        transfer.add(data.buffer as ArrayBuffer);
-        outputs.push({ name, ortType: tensor.type as WireTensor["ortType"], dims: [...tensor.dims], data });
-      }
-    }
-    const t3 = performance.now();
-    return {
-      reply: {
-        type: "result",
-        id: message.id,
-        outputs,
-        inputNs: Math.round((t1 - t0) * 1e6),
-        inferNs: Math.round((t2 - t1) * 1e6),
-        outputNs: Math.round((t3 - t2) * 1e6),
-        ...(waitNs !== undefined ? { waitNs } : {}),
-      },
-      transfer: worthTransferring(transfer),
-    };
+    const run = await runOnSession(session, message, performance.now());
+    return resultReply(message.id, message.outputNames, run);
   } catch (error) {
-    return { reply: { type: "run-error", id: message.id, message: messageOf(error) }, transfer: [] };
+    return runError(message.id, error);
+  }
+}
+
+/**
+ * Runs the batch written in `region` (slot `slot`, batch-slots.ts) on `session`, whose declared inputs
+ * and outputs `io` names. The result goes back into the region when it fits there (the reply is then
+ * the slot's number), else as the object path's reply; a failure, a slot that cannot be read included,
+ * is the object path's run-error.
+ */
+export async function runSlotBatch(
+  session: ort.InferenceSession,
+  region: Uint8Array,
+  io: SlotIo,
+  slot: number,
+): Promise<{ reply: RunReply | number; transfer: ArrayBuffer[] }> {
+  const t0 = performance.now();
+  const id = slotRunId(region);
+  try {
+    const batch = decodeRun(region, io);
+    const run = await runOnSession(session, batch, t0);
+    const times = timesOf(run, performance.now());
+    if (encodeResult(region, batch.id, run.outputs, batch.outputIndices, times))
+      return { reply: slot, transfer: [] };
+    return resultReply(batch.id, batch.outputNames, run);
+  } catch (error) {
+    return runError(id, error);
   }
 }

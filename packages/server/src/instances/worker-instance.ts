@@ -5,9 +5,24 @@
  * replaces it.
  */
 import { ServerError } from "../core/server-error.js";
+import { decodeResult, type SlotIo, slotIo } from "./batch-slot-codec.js";
+import { createBatchSlots } from "./batch-slots.js";
 import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
 import { spawnThread } from "./spawn-thread.js";
-import type { FromWorker, InstanceRunResult, SessionInit, ToWorker } from "./worker-protocol.js";
+import type {
+  FromWorker,
+  InstanceRunResult,
+  InstanceWorkerData,
+  SessionInit,
+  ToWorker,
+} from "./worker-protocol.js";
+
+interface PendingRun {
+  readonly resolve: (result: InstanceRunResult) => void;
+  readonly reject: (error: Error) => void;
+  /** The slot the batch was written into; undefined when it went as a RunMessage. */
+  readonly slot: number | undefined;
+}
 
 /** Starts a worker on `provider`, waits until its session is created, returns it with the session's IO. */
 export function startWorkerInstance(
@@ -16,8 +31,14 @@ export function startWorkerInstance(
 ): Promise<StartedInstance> {
   const { init } = options;
   const sessionInit: SessionInit = { ...init, provider };
-  const worker = spawnThread("instance-worker", sessionInit);
-  const pending = new Map<number, { resolve: (r: InstanceRunResult) => void; reject: (e: Error) => void }>();
+  const slots = createBatchSlots();
+  const worker = spawnThread("instance-worker", {
+    ...sessionInit,
+    batchSlots: slots.buffer,
+  } satisfies InstanceWorkerData);
+  const pending = new Map<number, PendingRun>();
+  /** The session's inputs and outputs by index, once it is ready: until then no batch is sent. */
+  let io: SlotIo | undefined;
   let nextId = 1;
   let closing = false;
   let exited = false;
@@ -52,19 +73,26 @@ export function startWorkerInstance(
       }
       const id = nextId++;
       return new Promise<InstanceRunResult>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        const message: ToWorker = {
-          type: "run",
-          id,
-          inputs,
-          outputNames,
-          ...(queuedAtMs !== undefined ? { queuedAtMs } : {}),
-          ...(crash ? { crash: true } : {}),
-        };
+        const queued = queuedAtMs !== undefined ? { queuedAtMs } : {};
+        let slot: number | undefined;
         try {
-          worker.postMessage(message, [...transfer]);
+          // Small numeric batches cross as a slot's number; the rest (and the crash hook) as a RunMessage.
+          if (!crash && transfer.length === 0 && io !== undefined) {
+            slot = slots.claim({ id, inputs, outputNames, ...queued }, io);
+          }
+          pending.set(id, { resolve, reject, slot });
+          const message: ToWorker = slot ?? {
+            type: "run",
+            id,
+            inputs,
+            outputNames,
+            ...queued,
+            ...(crash ? { crash: true } : {}),
+          };
+          worker.postMessage(message, slot === undefined ? [...transfer] : []);
         } catch (error) {
           pending.delete(id);
+          if (slot !== undefined) slots.release(slot);
           reject(
             new ServerError(
               "INTERNAL",
@@ -87,12 +115,52 @@ export function startWorkerInstance(
     },
   };
 
+  /** The pending run `id`, no longer pending, its slot (if it had one) free again. */
+  const take = (id: number): PendingRun | undefined => {
+    const entry = pending.get(id);
+    pending.delete(id);
+    if (entry?.slot !== undefined) slots.release(entry.slot);
+    return entry;
+  };
+
+  /** The result of the batch in `slot` is written there: read it out (copied), then free the slot. */
+  const settleSlot = (slot: number) => {
+    const id = slots.holder(slot);
+    if (id === undefined || io === undefined) return;
+    const entry = pending.get(id);
+    // Its caller was failed already (the instance is closing): nothing to read.
+    if (entry === undefined) return void take(id);
+    let settled: ReturnType<typeof decodeResult> | Error;
+    try {
+      settled = decodeResult(slots.region(slot), io);
+      if (settled.id !== id) throw new Error(`slot ${slot} holds the result of run ${settled.id}, not ${id}`);
+    } catch (error) {
+      settled = error as Error;
+    }
+    take(id);
+    if (settled instanceof Error) {
+      entry.reject(
+        new ServerError(
+          "INTERNAL",
+          `model instance '${init.instanceName}' sent a result that cannot be read: ${settled.message}`,
+        ),
+      );
+    } else {
+      entry.resolve(settled.result);
+    }
+  };
+
   return new Promise((resolve, reject) => {
     let ready = false;
     worker.on("message", (message: FromWorker) => {
+      if (typeof message === "number") {
+        settleSlot(message);
+        return;
+      }
       switch (message.type) {
         case "ready":
           ready = true;
+          io = slotIo(message);
           resolve({ instance, info: { inputs: message.inputs, outputs: message.outputs, provider } });
           return;
         case "load-error":
@@ -101,14 +169,12 @@ export function startWorkerInstance(
           reject(new ServerError("INVALID_ARG", message.message));
           return;
         case "result": {
-          const entry = pending.get(message.id);
-          pending.delete(message.id);
+          const entry = take(message.id);
           entry?.resolve(message);
           return;
         }
         case "run-error": {
-          const entry = pending.get(message.id);
-          pending.delete(message.id);
+          const entry = take(message.id);
           entry?.reject(new ServerError("INTERNAL", message.message));
           return;
         }

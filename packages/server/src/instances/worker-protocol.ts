@@ -2,7 +2,9 @@
  * Messages between the main thread and the threads that own onnxruntime-node sessions: one model-instance
  * worker per CPU or CUDA instance, and the one WebGPU executor thread that owns every WebGPU session of the
  * process. Tensor data of TRANSFER_MIN_BYTES or more crosses by transfer: the sender gives up the
- * ArrayBuffers it lists in the transfer list, so nothing big is copied; smaller data is copied.
+ * ArrayBuffers it lists in the transfer list, so nothing big is copied; smaller data is copied. A model-
+ * instance worker's small numeric batches and results skip the object graph: they are written into a slot
+ * of the instance's SharedArrayBuffer and the message is the slot's number (batch-slots.ts).
  */
 import type { OrtTensorType } from "@tbench/proto";
 import type { BytesData } from "../core/types.js";
@@ -86,8 +88,16 @@ export interface RunMessage {
   readonly crash?: boolean;
 }
 
-/** Main -> model-instance worker. */
-export type ToWorker = RunMessage | { readonly type: "close" };
+/** What a model-instance worker is started with: its session, and the slots of its small batches. */
+export interface InstanceWorkerData extends SessionInit {
+  readonly batchSlots: SharedArrayBuffer;
+}
+
+/**
+ * Main -> model-instance worker. A number is a batch written into that slot of `batchSlots`
+ * (batch-slots.ts): the compact path of small numeric batches; the others take RunMessage.
+ */
+export type ToWorker = RunMessage | number | { readonly type: "close" };
 
 /** An input or output the session declares. */
 export interface WireTensorInfo {
@@ -107,11 +117,12 @@ export type RunReply =
   | ({ readonly type: "result"; readonly id: number } & InstanceRunResult)
   | { readonly type: "run-error"; readonly id: number; readonly message: string };
 
-/** Model-instance worker -> main. */
+/** Model-instance worker -> main. A number: the result of the batch in that slot is written there. */
 export type FromWorker =
   | ({ readonly type: "ready" } & SessionIo)
   | { readonly type: "load-error"; readonly message: string }
-  | RunReply;
+  | RunReply
+  | number;
 
 /** Main -> WebGPU executor thread. Every message is handled after the previous one finished. */
 export type ToExecutor =
