@@ -54,12 +54,18 @@ function spawnChild(
   });
 }
 
-/** tbench-server on the bundled repository with `models` loaded, HTTP and gRPC on free ports. */
-export function spawnTbenchServer(models: readonly string[]): Promise<ChildServer> {
+/**
+ * tbench-server on `repository` (default: the bundled one) with `models` loaded, HTTP and gRPC on free
+ * ports.
+ */
+export function spawnTbenchServer(
+  models: readonly string[],
+  repository = join(ROOT, "examples/models"),
+): Promise<ChildServer> {
   return spawnChild(
     [
       SERVER_BIN,
-      ...["--model-repository", join(ROOT, "examples/models"), "--model-control-mode", "explicit"],
+      ...["--model-repository", repository, "--model-control-mode", "explicit"],
       ...models.flatMap((m) => ["--load-model", m]),
       ...["--http-port", "0", "--grpc-port", "0", "--allow-metrics", "false"],
     ],
@@ -78,9 +84,8 @@ const jsonUrl = (output: string) => {
   return line === undefined ? undefined : { httpUrl: (JSON.parse(line) as { httpUrl: string }).httpUrl };
 };
 
-/** The naive server for `modelName` on the model file of `modelDir` under examples/models. */
-export function spawnNaiveServer(modelDir: string, modelName: string): Promise<ChildServer> {
-  const modelPath = join(ROOT, "examples/models", modelDir, "1/model.onnx");
+/** The naive server answering as `modelName`, running the model file at `modelPath`. */
+export function spawnNaiveServer(modelPath: string, modelName: string): Promise<ChildServer> {
   return spawnChild([join(BENCH_DIR, "naive-server.mjs"), modelPath, modelName], jsonUrl);
 }
 

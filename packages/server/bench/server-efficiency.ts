@@ -7,11 +7,13 @@
 //      `heavy` JSON and binary at c=16, `simple` JSON and binary at c=8; the main thread's share beside it;
 //   2. user-visible: `heavy_nobatch` and `heavy` at c=16 against the naive server, `heavy` at c=32 against
 //      the in-process limit at batch 32, with the model's in-process µs per row at batch 16 beside them (the
-//      targets count only where it is <= 150 µs: on a slower CPU the model hides the server);
+//      targets count only where it is <= 150 µs: on a slower CPU the model hides the server), and the same
+//      on `heavy_light`, `heavy` with a third of its layers (light-models.ts), fast enough on any CPU;
 //   3. gRPC: `tbench -i grpc` against `tbench -i http` at c=16 and c=64 on `simple` and `heavy`, and the
 //      server's CPU per request over each;
-//   4. the instance never starved: its busy fraction at c=16 and c=32 on `heavy` (the compute time of every
-//      batch over the wall time, from the server's statistics), with the average batch and queue time;
+//   4. the instance never starved: its busy fraction at c=16 and c=32 on `heavy` and `heavy_light` (its
+//      session's run time over the wall time, from the server's statistics), with the average batch and
+//      queue time;
 //   5. the batching on/off ratio at c=16 (heavy / heavy_nobatch), which must not fall.
 // wrk (-t 1, closed loop) loads targets 1, 2, 4 and 5; the tbench bin loads target 3.
 // Writes bench-results/server-efficiency.{json,md}.
@@ -38,6 +40,7 @@ import { type EfficiencyRound, efficiencyMarkdown, type RunFigure, summarize } f
 import { answerOf, type BenchRequest, heavyRequest, simpleRequest } from "./efficiency-requests.js";
 import { createInProcessLimit } from "./in-process-limit.js";
 import { createInProcessRunCpu } from "./in-process-run-cpu.js";
+import { LIGHT_MODELS, writeLightRepository } from "./light-models.js";
 import { readCpu } from "./process-cpu.js";
 import { batchingBetween, readStats } from "./server-statistics.js";
 
@@ -52,7 +55,7 @@ const TBENCH_SETTLE = QUICK ? ["-r", "3", "-s", "100"] : ["-r", "6", "-s", "15"]
 /** Connections of the `simple` runs: enough to keep the server busy, few enough to not queue. */
 const SIMPLE_CONNECTIONS = 8;
 
-type ServerName = "tbench" | "naive" | `bare ${string}`;
+type ServerName = "tbench" | "tbench light" | "naive" | "naive light" | `bare ${string}`;
 
 /** How a case loads its server: wrk with one request, or the tbench bin over HTTP or gRPC. */
 type Load =
@@ -117,6 +120,29 @@ const CASES: readonly BenchCase[] = [
     id: "naive c=16 json",
     server: "naive",
     load: wrk(heavyRequest("heavy_nobatch", "json"), 16),
+    cpu: false,
+  },
+  // Targets 2 and 4 again on the light model: its run leaves the server's own cost in view on any CPU.
+  ...[16, 32].map(
+    (connections): BenchCase => ({
+      id: `${LIGHT_MODELS.batching} c=${connections} json`,
+      server: "tbench light",
+      load: wrk(heavyRequest(LIGHT_MODELS.batching, "json"), connections),
+      cpu: true,
+      statsModel: LIGHT_MODELS.batching,
+    }),
+  ),
+  {
+    id: `${LIGHT_MODELS.noBatching} c=16 json`,
+    server: "tbench light",
+    load: wrk(heavyRequest(LIGHT_MODELS.noBatching, "json"), 16),
+    cpu: false,
+    statsModel: LIGHT_MODELS.noBatching,
+  },
+  {
+    id: "naive light c=16 json",
+    server: "naive light",
+    load: wrk(heavyRequest(LIGHT_MODELS.noBatching, "json"), 16),
     cpu: false,
   },
   ...(["simple", "heavy"] as const).flatMap((model) =>
@@ -201,11 +227,25 @@ async function main(): Promise<void> {
     intraOpThreads: 1,
     interOpThreads: 1,
   });
+  const light = await writeLightRepository(work);
+  const lightLimit = await createInProcessLimit({
+    path: light.modelPath,
+    inputName: "input",
+    width: 256,
+    intraOpThreads: 1,
+    interOpThreads: 1,
+  });
   const simpleRunCpu = await createInProcessRunCpu(join(ROOT, "examples/models/simple/1/model.onnx"), 16);
   try {
     const tbench = await spawnTbenchServer(["heavy", "heavy_nobatch", "simple"]);
     servers.set("tbench", tbench);
-    servers.set("naive", await spawnNaiveServer("heavy_nobatch", "heavy_nobatch"));
+    servers.set(
+      "tbench light",
+      await spawnTbenchServer([LIGHT_MODELS.batching, LIGHT_MODELS.noBatching], light.repository),
+    );
+    const heavyFile = join(ROOT, "examples/models/heavy_nobatch/1/model.onnx");
+    servers.set("naive", await spawnNaiveServer(heavyFile, "heavy_nobatch"));
+    servers.set("naive light", await spawnNaiveServer(light.modelPath, LIGHT_MODELS.noBatching));
     for (const c of CASES) {
       if (!c.server.startsWith("bare ") || c.load.tool !== "wrk") continue;
       const answer = await answerOf(tbench.httpUrl, c.load.request);
@@ -221,11 +261,13 @@ async function main(): Promise<void> {
     const steps = [...CASES.map((c) => c.id), "in-process"];
     for (let round = 0; round < ROUNDS; round++) {
       const order = rotate(steps, round);
-      const result: EfficiencyRound = { order, runs: {}, limit: {} };
+      const result: EfficiencyRound = { order, runs: {}, limit: {}, lightLimit: {} };
       for (const step of order) {
         if (step === "in-process") {
-          for (const batch of LIMIT_BATCHES)
+          for (const batch of LIMIT_BATCHES) {
             result.limit[batch] = await limit.measure(batch, MEASURE_S * 1000);
+            result.lightLimit[batch] = await lightLimit.measure(batch, MEASURE_S * 1000);
+          }
           result.simpleRunCpuUs = await simpleRunCpu.measure(SIMPLE_RUNS);
           continue;
         }
@@ -248,9 +290,10 @@ async function main(): Promise<void> {
     // The model's own CPU at every batch size the batcher formed for `heavy` in any round, after them.
     const heavySizes = new Set<number>();
     for (const r of rounds) {
-      for (const run of Object.values(r.runs)) {
-        if (run.batching === undefined) continue;
-        for (const size of Object.keys(run.batching.executionsBySize)) heavySizes.add(Number(size));
+      for (const c of CASES) {
+        const batching = r.runs[c.id]?.batching;
+        if (c.statsModel !== "heavy" || batching === undefined) continue;
+        for (const size of Object.keys(batching.executionsBySize)) heavySizes.add(Number(size));
       }
     }
     const heavyCpuPerRunUs: Record<number, number> = {};
@@ -277,6 +320,7 @@ async function main(): Promise<void> {
   } finally {
     for (const server of servers.values()) await server.close();
     await limit.close();
+    await lightLimit.close();
     await simpleRunCpu.close();
     await rm(work, { recursive: true, force: true });
   }

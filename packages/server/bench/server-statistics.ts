@@ -1,13 +1,15 @@
 // What a benchmark reads from tbench-server's statistics extension (GET /v2/models/{m}/stats, Triton's
 // format) around a run: requests answered, batches run and their sizes, and the instance's compute time per
 // batch size. Two snapshots give the run's batching figures: the average batch, and the instance's busy
-// fraction (the compute time of every batch it ran, over the wall time between the snapshots; with one
-// instance, the share of the run it spent on batches rather than waiting for one).
+// fraction (the time its session spent running batches, batch_stats' compute_infer, over the wall time
+// between the snapshots; with one instance, the share of the run it spent on batches rather than waiting for
+// one). compute_input and compute_output are left out: they include the main thread's batch assembly and
+// split, which overlap the instance's run of another batch where an instance holds two.
 
-/** One batch size's executions and their summed compute time (input + infer + output), ns. */
+/** One batch size's executions and their session run time (compute_infer), ns. */
 export interface BatchSizeTotals {
   executions: number;
-  computeNs: number;
+  inferNs: number;
 }
 
 /** The counters of one model version at one moment. */
@@ -31,12 +33,7 @@ interface ModelStatsJson {
     inference_count: number;
     execution_count: number;
     inference_stats: { success: Duration; queue: Duration };
-    batch_stats: {
-      batch_size: number;
-      compute_input: Duration;
-      compute_infer: Duration;
-      compute_output: Duration;
-    }[];
+    batch_stats: { batch_size: number; compute_infer: Duration }[];
   }[];
 }
 
@@ -51,7 +48,7 @@ export async function readStats(baseUrl: string, model: string): Promise<StatsSn
   for (const entry of stats.batch_stats) {
     bySize.set(entry.batch_size, {
       executions: entry.compute_infer.count,
-      computeNs: entry.compute_input.ns + entry.compute_infer.ns + entry.compute_output.ns,
+      inferNs: entry.compute_infer.ns,
     });
   }
   return {
@@ -72,7 +69,7 @@ export interface BatchingFigures {
   averageBatch: number;
   /** Batches run per batch size. */
   executionsBySize: Record<number, number>;
-  /** The instance's compute time over the wall time (one instance: its busy share). */
+  /** The session's run time over the wall time (one instance: its busy share). */
   busyFraction: number;
   /** Average time a request waited in the queue before its batch started, µs. */
   queueUsPerRequest: number;
@@ -81,12 +78,12 @@ export interface BatchingFigures {
 
 export function batchingBetween(before: StatsSnapshot, after: StatsSnapshot): BatchingFigures {
   const executionsBySize: Record<number, number> = {};
-  let computeNs = 0;
+  let inferNs = 0;
   for (const [size, totals] of after.bySize) {
-    const earlier = before.bySize.get(size) ?? { executions: 0, computeNs: 0 };
+    const earlier = before.bySize.get(size) ?? { executions: 0, inferNs: 0 };
     const executions = totals.executions - earlier.executions;
     if (executions > 0) executionsBySize[size] = executions;
-    computeNs += totals.computeNs - earlier.computeNs;
+    inferNs += totals.inferNs - earlier.inferNs;
   }
   const requests = after.succeeded - before.succeeded;
   const executions = after.executions - before.executions;
@@ -96,7 +93,7 @@ export function batchingBetween(before: StatsSnapshot, after: StatsSnapshot): Ba
     executions,
     averageBatch: executions > 0 ? (after.rows - before.rows) / executions : Number.NaN,
     executionsBySize,
-    busyFraction: computeNs / 1e6 / wallMs,
+    busyFraction: inferNs / 1e6 / wallMs,
     queueUsPerRequest: requests > 0 ? (after.queueNs - before.queueNs) / 1000 / requests : Number.NaN,
     wallMs,
   };
