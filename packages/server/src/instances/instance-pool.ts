@@ -235,7 +235,11 @@ export async function createInstancePool(
         const queuedAtMs = slot.running > 0 ? performance.timeOrigin + performance.now() : undefined;
         slot.running++;
         try {
-          return await instance.run(queuedAtMs === undefined ? batch : { ...batch, queuedAtMs });
+          // A batch sent behind a running one may have to run again elsewhere (below), so it keeps its
+          // inputs: copied, not transferred (a transfer would leave this side with emptied buffers).
+          return await instance.run(
+            queuedAtMs === undefined ? batch : { ...batch, queuedAtMs, transfer: [] },
+          );
         } catch (error) {
           // The instance died before it started this batch (the one ahead of it crashed): the batch did
           // nothing wrong, so it runs again once an instance can take it, as it would have without depth.
