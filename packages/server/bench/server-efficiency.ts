@@ -21,6 +21,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createHttpClient, type InferenceClient } from "@tbench/client";
 import {
   benchOptions,
   ROOT,
@@ -192,12 +193,19 @@ async function runLoad(c: BenchCase, server: ChildServer, work: string): Promise
 }
 
 /** Runs one case, reading the server's CPU and statistics around it. */
-async function runCase(c: BenchCase, server: ChildServer, work: string): Promise<RunFigure> {
-  const statsBefore = c.statsModel === undefined ? undefined : await readStats(server.httpUrl, c.statsModel);
+async function runCase(
+  c: BenchCase,
+  server: ChildServer,
+  statistics: InferenceClient | undefined,
+  work: string,
+): Promise<RunFigure> {
+  const stats = async () =>
+    c.statsModel === undefined || statistics === undefined ? undefined : readStats(statistics, c.statsModel);
+  const statsBefore = await stats();
   const cpuBefore = c.cpu ? readCpu(server.pid) : undefined;
   const figure = await runLoad(c, server, work);
   const cpuAfter = c.cpu ? readCpu(server.pid) : undefined;
-  const statsAfter = c.statsModel === undefined ? undefined : await readStats(server.httpUrl, c.statsModel);
+  const statsAfter = await stats();
   const batching = statsBefore && statsAfter ? batchingBetween(statsBefore, statsAfter) : undefined;
   // The CPU reading spans the whole run, warm-up included: the server's own count of the requests it
   // answered covers the same span; where there is none (bare, naive), wrk's warm-up is counted at its rate.
@@ -220,6 +228,7 @@ async function main(): Promise<void> {
   const finishEnvironment = startEnvironment(options);
   const work = await mkdtemp(join(tmpdir(), "tbench-efficiency-"));
   const servers = new Map<ServerName, ChildServer>();
+  const clients = new Map<ServerName, InferenceClient>();
   const limit = await createInProcessLimit({
     path: join(ROOT, "examples/models/heavy/1/model.onnx"),
     inputName: "input",
@@ -246,6 +255,10 @@ async function main(): Promise<void> {
     const heavyFile = join(ROOT, "examples/models/heavy_nobatch/1/model.onnx");
     servers.set("naive", await spawnNaiveServer(heavyFile, "heavy_nobatch"));
     servers.set("naive light", await spawnNaiveServer(light.modelPath, LIGHT_MODELS.noBatching));
+    // One client per tbench-server reads its statistics around each run.
+    for (const name of ["tbench", "tbench light"] as const) {
+      clients.set(name, createHttpClient({ url: servers.get(name)!.httpUrl, connections: 1 }));
+    }
     for (const c of CASES) {
       if (!c.server.startsWith("bare ") || c.load.tool !== "wrk") continue;
       const answer = await answerOf(tbench.httpUrl, c.load.request);
@@ -272,7 +285,7 @@ async function main(): Promise<void> {
           continue;
         }
         const c = CASES.find((x) => x.id === step)!;
-        const figure = await runCase(c, servers.get(c.server)!, work);
+        const figure = await runCase(c, servers.get(c.server)!, clients.get(c.server), work);
         result.runs[c.id] = figure;
         process.stderr.write(
           `round ${round + 1}/${ROUNDS} ${c.id}: ${figure.requestsPerSec.toFixed(0)} req/s` +
@@ -318,6 +331,7 @@ async function main(): Promise<void> {
     );
     console.log(`wrote ${paths.join(", ")}`);
   } finally {
+    for (const client of clients.values()) await client.close();
     for (const server of servers.values()) await server.close();
     await limit.close();
     await lightLimit.close();

@@ -1,10 +1,11 @@
-// What a benchmark reads from tbench-server's statistics extension (GET /v2/models/{m}/stats, Triton's
-// format) around a run: requests answered, batches run and their sizes, and the instance's compute time per
+// What a benchmark reads from tbench-server's statistics extension (GET /v2/models/{m}/stats, through
+// @tbench/client) around a run: requests answered, batches run and their sizes, and the instance's compute time per
 // batch size. Two snapshots give the run's batching figures: the average batch, and the instance's busy
 // fraction (the time its session spent running batches, batch_stats' compute_infer, over the wall time
 // between the snapshots; with one instance, the share of the run it spent on batches rather than waiting for
 // one). compute_input and compute_output are left out: they include the main thread's batch assembly and
 // split, which overlap the instance's run of another batch where an instance holds two.
+import type { InferenceClient } from "@tbench/client";
 
 /** One batch size's executions and their session run time (compute_infer), ns. */
 export interface BatchSizeTotals {
@@ -23,40 +24,23 @@ export interface StatsSnapshot {
   bySize: Map<number, BatchSizeTotals>;
 }
 
-interface Duration {
-  count: number;
-  ns: number;
-}
-
-interface ModelStatsJson {
-  model_stats: {
-    inference_count: number;
-    execution_count: number;
-    inference_stats: { success: Duration; queue: Duration };
-    batch_stats: { batch_size: number; compute_infer: Duration }[];
-  }[];
-}
-
-/** Reads the statistics of `model` from the server at `baseUrl`. */
-export async function readStats(baseUrl: string, model: string): Promise<StatsSnapshot> {
-  const response = await fetch(new URL(`/v2/models/${model}/stats`, baseUrl));
-  if (response.status !== 200) throw new Error(`stats of ${model}: HTTP ${response.status}`);
-  const json = (await response.json()) as ModelStatsJson;
-  const stats = json.model_stats[0];
+/** Reads the statistics of `model` through `client` (@tbench/client, HTTP). */
+export async function readStats(
+  client: Pick<InferenceClient, "modelStatistics">,
+  model: string,
+): Promise<StatsSnapshot> {
+  const stats = (await client.modelStatistics(model))[0];
   if (stats === undefined) throw new Error(`stats of ${model}: no model_stats`);
   const bySize = new Map<number, BatchSizeTotals>();
-  for (const entry of stats.batch_stats) {
-    bySize.set(entry.batch_size, {
-      executions: entry.compute_infer.count,
-      inferNs: entry.compute_infer.ns,
-    });
+  for (const entry of stats.batchStats) {
+    bySize.set(entry.batchSize, { executions: entry.computeInfer.count, inferNs: entry.computeInfer.ns });
   }
   return {
     atMs: performance.now(),
-    succeeded: stats.inference_stats.success.count,
-    executions: stats.execution_count,
-    rows: stats.inference_count,
-    queueNs: stats.inference_stats.queue.ns,
+    succeeded: stats.inferenceStats.success.count,
+    executions: stats.executionCount,
+    rows: stats.inferenceCount,
+    queueNs: stats.inferenceStats.queue.ns,
     bySize,
   };
 }

@@ -7,9 +7,8 @@
  */
 import * as ort from "onnxruntime-node";
 import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
-import { decodeRun, encodeResult, type SlotIo, slotRunId } from "./batch-slot-codec.js";
+import { decodeRun, encodeResult, type SlotIo, type SlotTimes, slotRunId } from "./batch-slot-codec.js";
 import {
-  type InstanceRunResult,
   type RunMessage,
   type RunReply,
   type SessionInit,
@@ -121,7 +120,7 @@ async function runOnSession(
 }
 
 /** The durations of `run` whose outputs were extracted at `t3`. */
-function timesOf(run: SessionRun, t3: number): Omit<InstanceRunResult, "outputs"> {
+function timesOf(run: SessionRun, t3: number): SlotTimes {
   return {
     inputNs: Math.round((run.t1 - run.t0) * 1e6),
     inferNs: Math.round((run.t2 - run.t1) * 1e6),
