@@ -1,7 +1,7 @@
 /**
  * The compact form of a small batch and of its result, written into one region of bytes (a slot of the
  * instance's SharedArrayBuffer, batch-slots.ts) instead of crossing threads as an object graph: the
- * message that crosses is then the slot's number. Only numeric tensors are written; names are not, since
+ * thing that crosses is then the slot's number. Only numeric tensors are written; names are not, since
  * a session's inputs and outputs are fixed: a tensor names its input or output by its index in the
  * session's declared list. Whatever cannot be written (BYTES, a type or view the object path would
  * carry differently, a name the session does not declare, more than fits) makes the encoder say no, and

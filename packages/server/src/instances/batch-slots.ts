@@ -1,9 +1,9 @@
 /**
  * The slots of one model instance: a SharedArrayBuffer, made by the main thread when it starts the
  * instance and handed to its thread once, cut into SLOT_COUNT regions of SLOT_BYTES. A small batch is
- * written into a free slot (batch-slot-codec.ts) and the message that crosses is the slot's number; the
- * thread reads the batch, runs it and writes the result into the same slot, and answers with the number
- * again (or with the object path's reply, when the result does not fit). Measured on the 2-core
+ * written into a free slot (batch-slot-codec.ts) and what crosses is the slot's number, queued in the
+ * instance's queue (instance-queue.ts); the thread reads the batch, runs it and writes the result into the
+ * same slot, and answers with the number by message (or with the object path's reply, when the result does not fit). Measured on the 2-core
  * development machine, 20,000 sequential batches of `simple` through one instance (two INT32 [1,16]
  * inputs, two outputs): 68-70 µs of process CPU per batch instead of 74-80 as object graphs, of which the
  * main thread's 23.5-25.5 instead of 28-30.5.
@@ -11,8 +11,9 @@
  * Lifetime: a slot is claimed by one run when it is sent and freed when that run's reply (of either form)
  * arrives, after which the thread no longer touches it; a batch finds no free slot only when more than
  * SLOT_COUNT are in flight, and takes the object path. The slots die with their instance: a replacement
- * gets new ones. Ordering: the writes before postMessage are seen by the thread that receives the message
- * (a port's queue is handed over under a lock), both ways.
+ * gets new ones. Ordering: the slot's writes come before the queue's atomic store of its entry, which the
+ * thread loads before reading the slot; the thread's writes of the result come before its postMessage,
+ * whose receipt they are seen by (a port's queue is handed over under a lock).
  */
 import { encodeRun, type SlotIo, type SlotRun } from "./batch-slot-codec.js";
 import { TRANSFER_MIN_BYTES } from "./worker-protocol.js";

@@ -7,6 +7,7 @@
 import { ServerError } from "../core/server-error.js";
 import { decodeResult, type SlotIo, slotIo } from "./batch-slot-codec.js";
 import { createBatchSlots } from "./batch-slots.js";
+import { createInstanceQueue, MESSAGE } from "./instance-queue.js";
 import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
 import { spawnThread } from "./spawn-thread.js";
 import type {
@@ -32,10 +33,19 @@ export function startWorkerInstance(
   const { init } = options;
   const sessionInit: SessionInit = { ...init, provider };
   const slots = createBatchSlots();
+  const queue = createInstanceQueue();
   const worker = spawnThread("instance-worker", {
     ...sessionInit,
     batchSlots: slots.buffer,
+    queue: queue.buffer,
   } satisfies InstanceWorkerData);
+  /** Posts `message` to the thread and queues the entry that makes it read it. */
+  const sendMessage = (message: ToWorker, transfer: ArrayBuffer[] = []) => {
+    // Checked first: a message posted without its entry would be read in place of a later one.
+    if (queue.full()) throw new Error("the instance's queue is full");
+    worker.postMessage(message, transfer);
+    queue.push(MESSAGE);
+  };
   const pending = new Map<number, PendingRun>();
   /** The session's inputs and outputs by index, once it is ready: until then no batch is sent. */
   let io: SlotIo | undefined;
@@ -81,15 +91,19 @@ export function startWorkerInstance(
             slot = slots.claim({ id, inputs, outputNames, ...queued }, io);
           }
           pending.set(id, { resolve, reject, slot });
-          const message: ToWorker = slot ?? {
-            type: "run",
-            id,
-            inputs,
-            outputNames,
-            ...queued,
-            ...(crash ? { crash: true } : {}),
-          };
-          worker.postMessage(message, slot === undefined ? [...transfer] : []);
+          if (slot !== undefined) {
+            queue.push(slot);
+          } else {
+            const message: ToWorker = {
+              type: "run",
+              id,
+              inputs,
+              outputNames,
+              ...queued,
+              ...(crash ? { crash: true } : {}),
+            };
+            sendMessage(message, [...transfer]);
+          }
         } catch (error) {
           pending.delete(id);
           if (slot !== undefined) slots.release(slot);
@@ -107,7 +121,11 @@ export function startWorkerInstance(
       closing = true;
       failPending("the instance is being unloaded");
       const ended = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-      worker.postMessage({ type: "close" } satisfies ToWorker);
+      try {
+        sendMessage({ type: "close" });
+      } catch {
+        // The queue is full only if the thread stopped taking work: the timer below ends it.
+      }
       // A worker stuck in native code cannot read "close"; terminate it after a grace period.
       const timer = setTimeout(() => void worker.terminate(), 5000);
       await ended;

@@ -4,7 +4,8 @@
  * process. Tensor data of TRANSFER_MIN_BYTES or more crosses by transfer: the sender gives up the
  * ArrayBuffers it lists in the transfer list, so nothing big is copied; smaller data is copied. A model-
  * instance worker's small numeric batches and results skip the object graph: they are written into a slot
- * of the instance's SharedArrayBuffer and the message is the slot's number (batch-slots.ts).
+ * of the instance's SharedArrayBuffer and what crosses is the slot's number, in the instance's queue
+ * (batch-slots.ts, instance-queue.ts); replies that fit come back as the slot's number by message.
  */
 import type { OrtTensorType } from "@tbench/proto";
 import type { BytesData } from "../core/types.js";
@@ -88,16 +89,20 @@ export interface RunMessage {
   readonly crash?: boolean;
 }
 
-/** What a model-instance worker is started with: its session, and the slots of its small batches. */
+/**
+ * What a model-instance worker is started with: its session, the slots of its small batches and the queue
+ * that says what to do next (instance-queue.ts).
+ */
 export interface InstanceWorkerData extends SessionInit {
   readonly batchSlots: SharedArrayBuffer;
+  readonly queue: SharedArrayBuffer;
 }
 
 /**
- * Main -> model-instance worker. A number is a batch written into that slot of `batchSlots`
- * (batch-slots.ts): the compact path of small numeric batches; the others take RunMessage.
+ * Main -> model-instance worker, by message: each one announced by a MESSAGE entry in the instance's queue.
+ * A small numeric batch is not a message: its slot's number is the queue's entry (batch-slots.ts).
  */
-export type ToWorker = RunMessage | number | { readonly type: "close" };
+export type ToWorker = RunMessage | { readonly type: "close" };
 
 /** An input or output the session declares. */
 export interface WireTensorInfo {
