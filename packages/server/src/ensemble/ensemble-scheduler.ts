@@ -15,10 +15,11 @@
 import type { ModelConfig } from "@tbench/proto";
 import type { Clock } from "../core/clock.js";
 import { markFailedAfterIssue } from "../core/failed-after-issue.js";
+import { logRequest } from "../core/log-request.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
 import { classify } from "../scheduler/classification.js";
-import { logRequest, type ValidatedRequest } from "../scheduler/request-validation.js";
+import type { ValidatedRequest } from "../scheduler/request-validation.js";
 import {
   createEnsemblePlan,
   type EnsemblePlan,

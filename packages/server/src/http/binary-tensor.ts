@@ -6,8 +6,8 @@
  */
 import { type Datatype, type DatatypeInfo, datatypeInfo } from "@tbench/proto";
 import { isBytesData } from "../core/bytes-data.js";
+import { logRequest } from "../core/log-request.js";
 import type { TensorData } from "../core/types.js";
-import { logRequest } from "../scheduler/request-validation.js";
 import { badRequest, type HttpError } from "./http-error.js";
 import type { TensorContext } from "./json-tensor.js";
 

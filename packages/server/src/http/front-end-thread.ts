@@ -5,8 +5,8 @@
  * requests the thread had in the core are cancelled.
  */
 import type { Logger } from "../core/logger.js";
+import { spawnThread } from "../core/spawn-thread.js";
 import type { InferenceCore } from "../core/types.js";
-import { spawnThread } from "../instances/spawn-thread.js";
 import { createCoreBridge } from "./core-bridge.js";
 import type { FromFrontEndThread, FrontEndThreadInit, ToFrontEndThread } from "./thread-protocol.js";
 

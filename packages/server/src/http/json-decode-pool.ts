@@ -7,8 +7,8 @@
  * first needed; one that ends (a crash) fails its request with 500 and is replaced by the next request.
  */
 import type { Worker } from "node:worker_threads";
+import { spawnThread } from "../core/spawn-thread.js";
 import type { InferenceRequest } from "../core/types.js";
-import { spawnThread } from "../instances/spawn-thread.js";
 import type { DecodedInferRequest, DecodeInferOptions, OutputEncoding } from "./infer-request-decoder.js";
 import { fromPortableError, type PortableError, type PortableRequest } from "./portable-values.js";
 

@@ -4,8 +4,8 @@
  * thread answers them as the sending one would (describeError).
  */
 import { ServerError, type ServerErrorStatus } from "../core/server-error.js";
+import { TRANSFER_MIN_BYTES } from "../core/thread-transfer.js";
 import type { InferenceRequest, InferenceResponse, Tensor, TensorData } from "../core/types.js";
-import { TRANSFER_MIN_BYTES } from "../instances/worker-protocol.js";
 import { HttpError } from "./http-error.js";
 
 /** A request as it crosses: no signal (a `cancel` message stands for it). */

@@ -15,8 +15,9 @@
  * thread loads before reading the slot; the thread's writes of the result come before its postMessage,
  * whose receipt they are seen by (a port's queue is handed over under a lock).
  */
+
+import { TRANSFER_MIN_BYTES } from "../core/thread-transfer.js";
 import { encodeRun, type SlotIo, type SlotRun } from "./batch-slot-codec.js";
-import { TRANSFER_MIN_BYTES } from "./worker-protocol.js";
 
 /**
  * Bytes per slot, heads included: from TRANSFER_MIN_BYTES up the object path transfers tensors instead of

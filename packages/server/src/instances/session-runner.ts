@@ -7,15 +7,15 @@
  */
 import * as ort from "onnxruntime-node";
 import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
+import { worthTransferring } from "../core/thread-transfer.js";
 import { decodeRun, encodeResult, type SlotIo, type SlotTimes, slotRunId } from "./batch-slot-codec.js";
-import {
-  type RunMessage,
-  type RunReply,
-  type SessionInit,
-  type SessionIo,
-  type WireTensor,
-  type WireTensorInfo,
-  worthTransferring,
+import type {
+  RunMessage,
+  RunReply,
+  SessionInit,
+  SessionIo,
+  WireTensor,
+  WireTensorInfo,
 } from "./worker-protocol.js";
 
 function describe(values: readonly ort.InferenceSession.ValueMetadata[]): WireTensorInfo[] {

@@ -10,8 +10,9 @@
  */
 import type { Worker } from "node:worker_threads";
 import { ServerError } from "../core/server-error.js";
+import { spawnThread } from "../core/spawn-thread.js";
 import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
-import { spawnThread } from "./spawn-thread.js";
+import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
 import type { FromExecutor, InstanceRunResult, SessionIo, ToExecutor } from "./worker-protocol.js";
 
 interface PendingRun {
@@ -133,7 +134,8 @@ function onExit(thread: ExecutorThread, code: number): void {
 
 function executorThread(): ExecutorThread {
   if (current && !current.ended) return current;
-  const worker = spawnThread("webgpu-executor-worker");
+  keepOnnxRuntimeTelemetryOff(); // as worker-instance.ts does, before the thread loads onnxruntime-node
+  const worker = spawnThread("../instances/webgpu-executor-worker");
   running++;
   const thread: ExecutorThread = {
     worker,

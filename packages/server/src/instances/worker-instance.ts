@@ -5,11 +5,12 @@
  * replaces it.
  */
 import { ServerError } from "../core/server-error.js";
+import { spawnThread } from "../core/spawn-thread.js";
 import { decodeResult, type SlotIo, slotIo } from "./batch-slot-codec.js";
 import { createBatchSlots } from "./batch-slots.js";
 import { createInstanceQueue, MESSAGE } from "./instance-queue.js";
 import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
-import { spawnThread } from "./spawn-thread.js";
+import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
 import type {
   FromWorker,
   InstanceRunResult,
@@ -34,7 +35,9 @@ export function startWorkerInstance(
   const sessionInit: SessionInit = { ...init, provider };
   const slots = createBatchSlots();
   const queue = createInstanceQueue();
-  const worker = spawnThread("instance-worker", {
+  // Threads that load onnxruntime-node read the setting from the main thread's environment only.
+  keepOnnxRuntimeTelemetryOff();
+  const worker = spawnThread("../instances/instance-worker", {
     ...sessionInit,
     batchSlots: slots.buffer,
     queue: queue.buffer,

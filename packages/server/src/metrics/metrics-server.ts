@@ -4,9 +4,9 @@
  * GPU answers at startup.
  */
 import { createServer } from "node:http";
+import { listen } from "../core/listen.js";
 import type { Logger } from "../core/logger.js";
 import type { InferenceCore } from "../core/types.js";
-import { listen } from "../http/listen.js";
 import { type GpuQuery, probeGpuMetrics } from "./gpu-metrics.js";
 import { createPrometheusMetrics, type PrometheusMetricsOptions } from "./prometheus-metrics.js";
 

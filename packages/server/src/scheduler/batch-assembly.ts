@@ -6,8 +6,9 @@
 import { type Datatype, datatypeInfo, type OrtTensorType, type TensorTypedArray } from "@tbench/proto";
 import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
+import { worthTransferring } from "../core/thread-transfer.js";
 import type { BytesData, Tensor } from "../core/types.js";
-import { type WireTensor, worthTransferring } from "../instances/worker-protocol.js";
+import type { WireTensor } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import type { ValidatedRequest } from "./request-validation.js";
 

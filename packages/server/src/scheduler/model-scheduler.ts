@@ -5,6 +5,7 @@
  */
 import type { Clock, TimerHandle } from "../core/clock.js";
 import { markFailedAfterIssue } from "../core/failed-after-issue.js";
+import { logRequest } from "../core/log-request.js";
 import { ServerError } from "../core/server-error.js";
 import type { TraceFn } from "../core/trace.js";
 import type { InferenceResponse, Tensor } from "../core/types.js";
@@ -15,7 +16,7 @@ import { assembleBatch, splitOutputs } from "./batch-assembly.js";
 import { classify } from "./classification.js";
 import { type BatchableEntry, type BatcherSettings, decideBatch } from "./dynamic-batcher.js";
 import { PriorityQueue } from "./priority-queue.js";
-import { logRequest, type ValidatedRequest } from "./request-validation.js";
+import type { ValidatedRequest } from "./request-validation.js";
 
 /** One version's scheduler. */
 export interface ModelScheduler {

@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
   isBytesData,
 } from "../core/bytes-data.js";
+import { logRequest } from "../core/log-request.js";
 import { ServerError } from "../core/server-error.js";
 import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
 import { dimsToString } from "../repository/config-numbers.js";
@@ -32,11 +33,6 @@ export interface ValidatedRequest {
   readonly inputs: readonly ValidatedInput[];
   /** Requested outputs (all of the config's when the request names none), in config order. */
   readonly outputs: readonly TensorSpec[];
-}
-
-/** Triton's request prefix: `[request id: <id>] ` (`<id_unknown>` when the request has no id). */
-export function logRequest(request: { readonly id?: string }): string {
-  return `[request id: ${request.id ? request.id : "<id_unknown>"}] `;
 }
 
 /** The largest tensor dimension onnxruntime-node's binding accepts (2^32 - 1; Triton's backend takes int64). */

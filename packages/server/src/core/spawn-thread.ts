@@ -5,7 +5,6 @@
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
 
 const ownExtension = extname(fileURLToPath(import.meta.url));
 
@@ -16,14 +15,12 @@ const ownExtension = extname(fileURLToPath(import.meta.url));
  */
 export function spawnThread(
   body:
-    | "instance-worker"
-    | "webgpu-executor-worker"
+    | "../instances/instance-worker"
+    | "../instances/webgpu-executor-worker"
     | "../http/http-thread-worker"
     | "../http/json-decode-worker",
   workerData?: unknown,
 ): Worker {
-  // Every thread that may load onnxruntime-node starts here, and only the main thread's setting reaches it.
-  keepOnnxRuntimeTelemetryOff();
   const url = new URL(`./${body}${ownExtension}`, import.meta.url);
   if (ownExtension !== ".ts") return new Worker(url, { workerData });
   const loaderApi = process.env["TBENCH_TS_LOADER_API"] ?? import.meta.resolve("tsx/esm/api");
