@@ -22,14 +22,14 @@ export const MUTATION_AREAS = [
     name: "tbench-measure",
     mutate: [
       "packages/tbench/src/measure/stability.ts",
-      "packages/tbench/src/measure/latency-stats.ts",
-      "packages/tbench/src/measure/histogram.ts",
+      "packages/tbench/src/stats/latency-stats.ts",
+      "packages/tbench/src/stats/histogram.ts",
       "packages/tbench/src/measure/sweep.ts",
       "packages/tbench/src/report/merge-results.ts",
       "packages/tbench/src/report/compare-results.ts",
     ],
     tests: [
-      "packages/tbench/src/measure/latency-stats.test.ts",
+      "packages/tbench/src/stats/latency-stats.test.ts",
       "packages/tbench/src/measure/stability.test.ts",
       "packages/tbench/src/measure/sweep.test.ts",
       "packages/tbench/src/measure/level-profiler.test.ts",

@@ -13,8 +13,8 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "@tbench/server";
 import { sourceNodeArgs } from "../../../../scripts/testing/source-node.js";
-import { decodeHistogram } from "../measure/histogram.js";
 import { parseResultJson, type ResultJson } from "../report/json-result.js";
+import { decodeHistogram } from "../stats/histogram.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));

@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createHttpClient, type InferenceClient } from "@tbench/client";
 import { type RunningServer, startServer } from "@tbench/server";
-import { decodeHistogram } from "../measure/histogram.js";
+import { decodeHistogram } from "../stats/histogram.js";
 import { assertCountsAgree, readFirstLevel, runTbench } from "../testing/cli-harness.js";
 
 const MODELS = fileURLToPath(new URL("../../../../examples/models", import.meta.url));

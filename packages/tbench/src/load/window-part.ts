@@ -1,5 +1,5 @@
-import { decodeHistogram, encodeHistogram, mergeHistograms } from "../measure/histogram.js";
-import { mergeMoments } from "../measure/latency-stats.js";
+import { decodeHistogram, encodeHistogram, mergeHistograms } from "../stats/histogram.js";
+import { mergeMoments } from "../stats/latency-stats.js";
 import type { RequestRecord, WindowPart } from "./window-recorder.js";
 
 /** A {@link WindowPart} with its histograms encoded, so it can cross a thread (or a file) losslessly. */

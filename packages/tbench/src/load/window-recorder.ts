@@ -1,5 +1,5 @@
-import { createLatencyHistogram, type LatencyHistogram } from "../measure/histogram.js";
-import { addLatency, createLatencyMoments, type LatencyMoments } from "../measure/latency-stats.js";
+import { createLatencyHistogram, type LatencyHistogram } from "../stats/histogram.js";
+import { addLatency, createLatencyMoments, type LatencyMoments } from "../stats/latency-stats.js";
 import { emptyHttpTiming, type HttpTimingTotals } from "./http-timing.js";
 
 /** One request as perf_analyzer's profile export records it (epoch milliseconds, fractional). */

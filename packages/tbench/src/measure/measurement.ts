@@ -1,7 +1,7 @@
 import { mergeWindowParts } from "../load/window-part.js";
 import type { RequestRecord, WindowPart } from "../load/window-recorder.js";
-import { type LatencyHistogram, type PercentileMap, readPercentiles } from "./histogram.js";
-import { averageUs, type LatencyMoments, standardDeviationUs } from "./latency-stats.js";
+import { type LatencyHistogram, type PercentileMap, readPercentiles } from "../stats/histogram.js";
+import { averageUs, type LatencyMoments, standardDeviationUs } from "../stats/latency-stats.js";
 import type { MetricsSummary } from "./metrics-scraper.js";
 import type { OverheadSummary } from "./overhead-monitor.js";
 import { addServerStats, type ServerSideStats } from "./server-stats.js";

@@ -1,6 +1,4 @@
 import { z } from "zod";
-import { encodeHistogram } from "../measure/histogram.js";
-import type { LatencyMoments } from "../measure/latency-stats.js";
 import type { LevelResult, LevelStatus } from "../measure/level-profiler.js";
 import type { HttpAverages, LatencySummary, SendDelaySummary } from "../measure/measurement.js";
 import type { MetricsSummary } from "../measure/metrics-scraper.js";
@@ -10,6 +8,8 @@ import {
   type ServerSideStats,
   serverBreakdown,
 } from "../measure/server-stats.js";
+import { encodeHistogram } from "../stats/histogram.js";
+import type { LatencyMoments } from "../stats/latency-stats.js";
 
 /** Version of the `--json` format; bumped on incompatible changes. */
 export const RESULT_FORMAT_VERSION = 1;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createLatencyHistogram, decodeHistogram, encodeHistogram } from "../measure/histogram.js";
+import { createLatencyHistogram, decodeHistogram, encodeHistogram } from "../stats/histogram.js";
 import { syntheticLevel } from "../testing/synthetic-results.js";
 import { compareResults } from "./compare-results.js";
 import { type LevelJson, parseResultJson, toResultJson } from "./json-result.js";

@@ -1,11 +1,11 @@
+import { latencySummary, sendDelaySummary } from "../measure/measurement.js";
 import {
   decodeHistogram,
   encodeHistogram,
   mergeHistograms,
   STANDARD_PERCENTILES,
-} from "../measure/histogram.js";
-import { type LatencyMoments, mergeMoments } from "../measure/latency-stats.js";
-import { latencySummary, sendDelaySummary } from "../measure/measurement.js";
+} from "../stats/histogram.js";
+import { type LatencyMoments, mergeMoments } from "../stats/latency-stats.js";
 import type { LevelJson, ResultJson } from "./json-result.js";
 
 const STATUS_ORDER = ["ok", "unstable", "latency_threshold", "error_rate", "no_data", "interrupted"];
