@@ -82,3 +82,18 @@ test("an import cycle fails", () => {
   assert.equal(status, 1);
   assert.match(stderr, /import cycle: .*core\/a\.ts -> .*core\/b\.ts -> .*core\/a\.ts/);
 });
+
+test("in tbench, a floor that imports one above it fails: tune/ importing cli/", () => {
+  const TBENCH = "packages/tbench/src";
+  const { status, stderr } = check({
+    [`${TBENCH}/run/engine.ts`]: "export const engine = 1;\n",
+    [`${TBENCH}/cli/usage.ts`]: 'import { engine } from "../run/engine.js";\nexport const usage = engine;\n',
+    [`${TBENCH}/tune/tune.ts`]: 'import { usage } from "../cli/usage.js";\nexport const tune = usage;\n',
+  });
+  assert.equal(status, 1);
+  assert.match(
+    stderr,
+    /layer rule broken: tbench\/src\/tune\/tune\.ts -> tbench\/src\/cli\/usage\.ts \(tune\/ drives/,
+  );
+  assert.doesNotMatch(stderr, /cli\/usage\.ts -> /, "cli/ may import run/");
+});

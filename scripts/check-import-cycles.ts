@@ -3,20 +3,31 @@
 // specifiers that name `.ts` files, package exports and the `source` condition resolve as tsc sees them.
 // Also fails on an import the README's layer rules forbid (LAYER_RULES below; tests and testing/ helpers
 // are exempt). Run: tsx scripts/check-import-cycles.ts [repository root]
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 
 const root = process.argv[2] ? resolve(process.argv[2]) + sep : new URL("..", import.meta.url).pathname;
 
+interface LayerRule {
+  readonly from: readonly string[];
+  readonly to: readonly string[];
+  readonly why: string;
+}
+
+/** Rules for folders stacked as floors, lowest first: each may import only the floors below it. */
+function floorRules(floors: string[], why: Record<string, string>): LayerRule[] {
+  return floors.map((floor, i) => ({ from: [floor], to: floors.slice(i + 1), why: why[floor] ?? "" }));
+}
+
+const SERVER_FRONT_ENDS = ["http", "grpc", "metrics"];
+const SERVER_INNER = ["repository", "stats", "instances", "scheduler", "ensemble"];
+const SERVER_UPPER = ["lifecycle", ...SERVER_FRONT_ENDS, "cli", "."];
 /**
  * The README's layer rules, per package: a folder of `src/` ("." for files directly in it) and the
  * folders of the same package it must not import, with the rule's reason.
  */
-const SERVER_FRONT_ENDS = ["http", "grpc", "metrics"];
-const SERVER_INNER = ["repository", "stats", "instances", "scheduler", "ensemble"];
-const SERVER_UPPER = ["lifecycle", ...SERVER_FRONT_ENDS, "cli", "."];
-const LAYER_RULES: Record<string, { from: string[]; to: string[]; why: string }[]> = {
+const LAYER_RULES: Record<string, LayerRule[]> = {
   server: [
     {
       from: ["core"],
@@ -40,28 +51,18 @@ const LAYER_RULES: Record<string, { from: string[]; to: string[]; why: string }[
       why: "front ends stand on the same floor: what two of them share belongs in core/",
     })),
   ],
-  tbench: [
-    { from: ["tune"], to: ["cli"], why: "tune/ drives the benchmark engine, which cli/ must not hold" },
-    {
-      from: ["load", "stats"],
-      to: ["measure", "report", "tune", "cli"],
-      why: "load/ drives requests and stats/ (histograms, moments) serves every layer: both sit below measure/",
-    },
-  ],
+  // tbench's folders as floors, lowest first: each imports only floors below its own.
+  tbench: floorRules(["stats", "load", "measure", "report", "run", "tune", "cli", "."], {
+    stats: "stats/ (histograms, moments) serves every floor",
+    load: "load/ sends requests; measuring them is measure/'s",
+    measure: "measure/ (windows, stability, sweeps) sits below what reports and drives it",
+    report: "report/ formats results; it does not run benchmarks",
+    run: "run/ is the benchmark engine under both commands",
+    tune: "tune/ drives the engine (run/), not the command line",
+    cli: "cli/ is the top: only the package's index imports it",
+  }),
 };
 
-/**
- * Imports that break a rule today and are still to be moved (issue 35: tbench's engine leaves cli/ for a
- * layer below cli/ and tune/), as `from -> to` paths under packages/. Any other breach fails, and so does
- * an entry here that no longer breaks a rule.
- */
-const KNOWN_BREACHES = new Set([
-  "tbench/src/tune/objective.ts -> tbench/src/cli/usage-error.ts",
-  "tbench/src/tune/run-tune.ts -> tbench/src/cli/bench-config.ts",
-  "tbench/src/tune/run-tune.ts -> tbench/src/cli/model-availability.ts",
-  "tbench/src/tune/run-tune.ts -> tbench/src/cli/run-command.ts",
-  "tbench/src/tune/search-space.ts -> tbench/src/cli/usage-error.ts",
-]);
 const options: ts.CompilerOptions = {
   module: ts.ModuleKind.NodeNext,
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -135,7 +136,6 @@ function layerOf(file: string): [string, string] | undefined {
 }
 
 const breaches: string[] = [];
-const knownSeen = new Set<string>();
 for (const [file, edges] of graph) {
   const from = layerOf(file);
   if (from === undefined) continue;
@@ -145,23 +145,11 @@ for (const [file, edges] of graph) {
     const rule = LAYER_RULES[from[0]]?.find((r) => r.from.includes(from[1]) && r.to.includes(to[1]));
     if (rule === undefined) continue;
     const edge = `${relative(packagesDir, file)} -> ${relative(packagesDir, target)}`;
-    if (KNOWN_BREACHES.has(edge)) knownSeen.add(edge);
-    else breaches.push(`layer rule broken: ${edge} (${rule.why})`);
+    breaches.push(`layer rule broken: ${edge} (${rule.why})`);
   }
 }
-// A known breach that is gone must leave the list too, so that it cannot come back unnoticed.
-// (Only for the packages present: a test runs this script on a small tree of its own.)
-for (const edge of KNOWN_BREACHES) {
-  const present = existsSync(join(packagesDir, edge.split("/")[0]!));
-  if (present && !knownSeen.has(edge)) {
-    breaches.push(`known breach no longer present, remove it from KNOWN_BREACHES: ${edge}`);
-  }
-}
-
 for (const cycle of cycles)
   console.error("import cycle: " + cycle.map((f) => relative(root, f)).join(" -> "));
 for (const breach of breaches) console.error(breach);
 if (cycles.length > 0 || breaches.length > 0) process.exit(1);
-console.log(
-  `no import cycles in ${graph.size} files; the layer rules hold (${KNOWN_BREACHES.size} known breaches left)`,
-);
+console.log(`no import cycles in ${graph.size} files; the layer rules hold`);

@@ -1,11 +1,8 @@
 // tbench: a perf_analyzer-compatible load generator for KServe v2 / Triton servers.
-export type { BenchConfig, RawOptions } from "./cli/bench-config.js";
+export type { RawOptions } from "./cli/bench-config.js";
 export { resolveBenchConfig } from "./cli/bench-config.js";
 export type { CliIo } from "./cli/run-cli.js";
 export { runCli, tbenchVersion } from "./cli/run-cli.js";
-export type { RunIo, RunOutcome } from "./cli/run-command.js";
-export { runBenchmark } from "./cli/run-command.js";
-export { UsageError } from "./cli/usage-error.js";
 export type { LoadDriver, LoadLevel, RateSettings } from "./load/load-driver.js";
 export { createLocalLoadDriver } from "./load/load-driver.js";
 export type { RequestSender } from "./load/request-sender.js";
@@ -31,5 +28,9 @@ export { mergeResults } from "./report/merge-results.js";
 export type { OnOffRuns } from "./report/on-off-summary.js";
 export { formatOnOffTable, formatRunTable, levelWarnings, onOffVerdict } from "./report/on-off-summary.js";
 export { formatSweepTable } from "./report/sweep-table.js";
+export type { BenchConfig } from "./run/bench-config.js";
+export type { RunIo, RunOutcome } from "./run/run-benchmark.js";
+export { runBenchmark } from "./run/run-benchmark.js";
+export { UsageError } from "./run/usage-error.js";
 export type { LatencyHistogram } from "./stats/histogram.js";
 export { decodeHistogram, encodeHistogram, mergeHistograms } from "./stats/histogram.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { UsageError } from "../run/usage-error.js";
 import { resolveBenchConfig } from "./bench-config.js";
-import { UsageError } from "./usage-error.js";
 
 function fails(options: Record<string, unknown>, message: RegExp): void {
   assert.throws(

@@ -7,8 +7,8 @@ import {
   formatCompareTable,
 } from "../report/compare-results.js";
 import { parseResultJson, type ResultJson } from "../report/json-result.js";
+import { UsageError } from "../run/usage-error.js";
 import { isTuneJson, selectTuneRun, tuneRuns } from "../tune/tune-json.js";
-import { UsageError } from "./usage-error.js";
 
 /** A result file's text; `FILE#LABEL` names one run of a `tbench tune --json` file. */
 async function readSource(path: string): Promise<{ file: string; label: string | undefined; text: string }> {

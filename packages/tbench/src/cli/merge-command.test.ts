@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseResultJson, toResultJson } from "../report/json-result.js";
+import { UsageError } from "../run/usage-error.js";
 import { syntheticLevel } from "../testing/synthetic-results.js";
 import { runMerge } from "./merge-command.js";
-import { UsageError } from "./usage-error.js";
 
 describe("tbench merge", () => {
   it("writes the merged result of several files", async () => {

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { mergeResults } from "../report/merge-results.js";
+import { UsageError } from "../run/usage-error.js";
 import { readResultFile } from "./compare-command.js";
-import { UsageError } from "./usage-error.js";
 
 /** `tbench merge A.json B.json ... -o OUT.json`: writes the merged result; returns the exit code. */
 export async function runMerge(

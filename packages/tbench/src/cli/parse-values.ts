@@ -1,4 +1,4 @@
-import { UsageError } from "./usage-error.js";
+import { UsageError } from "../run/usage-error.js";
 
 /** A parsed `start:end:step` range. */
 export interface ParsedRange {

@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { type ChartRun, chartRunFromResult } from "../report/chart-data.js";
+import { UsageError } from "../run/usage-error.js";
 import { readResultRuns } from "./compare-command.js";
-import { UsageError } from "./usage-error.js";
 
 /** A run's label: its file name without `.json` (`batching-on.json` -> `batching-on`), made unique. */
 function labels(inputs: readonly string[]): string[] {

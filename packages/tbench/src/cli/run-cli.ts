@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { CommanderError } from "commander";
+import { type RunIo, runBenchmark } from "../run/run-benchmark.js";
+import { UsageError } from "../run/usage-error.js";
 import { runTune, type SignalSource } from "../tune/run-tune.js";
 import { resolveBenchConfig } from "./bench-config.js";
 import { runCompare } from "./compare-command.js";
@@ -7,9 +9,7 @@ import { runMerge } from "./merge-command.js";
 import { unsupportedFlagMessage } from "./perf-analyzer-flags.js";
 import { createProgram, type ParsedCommand } from "./program.js";
 import { runReport } from "./report-command.js";
-import { type RunIo, runBenchmark } from "./run-command.js";
 import { resolveTuneOptions } from "./tune-command.js";
-import { UsageError } from "./usage-error.js";
 
 /** tbench's version, from its package.json (one level above both src/ and dist/). */
 export function tbenchVersion(): string {

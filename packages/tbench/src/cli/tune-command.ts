@@ -1,7 +1,8 @@
+import type { BenchConfig } from "../run/bench-config.js";
+import { UsageError } from "../run/usage-error.js";
 import { type Objective, parseDurationMs, parseLatencyBudget } from "../tune/objective.js";
 import type { TuneOptions } from "../tune/run-tune.js";
-import { type BenchConfig, resolveBenchConfig } from "./bench-config.js";
-import { UsageError } from "./usage-error.js";
+import { resolveBenchConfig } from "./bench-config.js";
 
 /** Concurrency levels each candidate is swept over when `--concurrency` is not given. */
 export const DEFAULT_TUNE_CONCURRENCY = [1, 2, 4, 8, 16, 32] as const;

@@ -3,8 +3,9 @@
  * minimum throughput, and the goal (highest throughput within them, or lowest latency at the throughput).
  * Pure functions over `--json` levels, so the ranking is exactly what the result files say.
  */
-import { UsageError } from "../cli/usage-error.js";
+
 import type { LevelJson } from "../report/json-result.js";
+import { UsageError } from "../run/usage-error.js";
 
 export const LATENCY_METRICS = ["avg", "p50", "p90", "p95", "p99"] as const;
 export type LatencyMetric = (typeof LATENCY_METRICS)[number];

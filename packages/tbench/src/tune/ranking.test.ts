@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { UsageError } from "../cli/usage-error.js";
 import { toResultJson } from "../report/json-result.js";
+import { UsageError } from "../run/usage-error.js";
 import { syntheticLevel } from "../testing/synthetic-results.js";
 import {
   bestLevel,

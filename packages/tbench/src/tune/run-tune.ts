@@ -9,13 +9,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { InferenceClient } from "@tbench/client";
 import { printModelConfig } from "@tbench/proto";
-import type { BenchConfig } from "../cli/bench-config.js";
-import { explainModelError } from "../cli/model-availability.js";
-import { runBenchmark } from "../cli/run-command.js";
 import type { LoadLevel } from "../load/load-driver.js";
 import { createTransportClient } from "../load/transport.js";
 import { toResultJson } from "../report/json-result.js";
 import type { ProgressStream } from "../report/progress-line.js";
+import type { BenchConfig } from "../run/bench-config.js";
+import { explainModelError } from "../run/model-availability.js";
+import { runBenchmark } from "../run/run-benchmark.js";
 import {
   createModelControl,
   explicitModeHelp,

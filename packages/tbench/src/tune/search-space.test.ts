@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { UsageError } from "../cli/usage-error.js";
+import { UsageError } from "../run/usage-error.js";
 import {
   autoPreferredSizes,
   candidateConfig,

@@ -3,7 +3,7 @@
  * expanded into candidate configs. Pure functions; the config is Triton's JSON form of `ModelConfig` (the
  * repository API's `config` and what `GET /v2/models/<m>/config` answers: 64-bit integers as strings).
  */
-import { UsageError } from "../cli/usage-error.js";
+import { UsageError } from "../run/usage-error.js";
 
 /** A model config as Triton prints it in JSON (`inference.ModelConfig`, proto field names). */
 export type ModelConfigJson = Record<string, unknown>;
