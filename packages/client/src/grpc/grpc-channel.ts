@@ -6,7 +6,7 @@
  * encoded and decoded by the caller, so grpc-js only moves bytes (identity serializers).
  */
 import * as grpcJs from "@grpc/grpc-js";
-import { AbortedError, ClientClosedError, DeadlineExceededError, type InferenceError } from "../errors.js";
+import { AbortedError, ClientClosedError, type InferenceError } from "../errors.js";
 import type { CallOptions } from "../inference-client.js";
 import { isRetryable, retryDelayMs } from "../retry-policy.js";
 import type { ResolvedGrpcClientOptions } from "./grpc-client-options.js";
@@ -225,9 +225,4 @@ function sleep(ms: number, signal: AbortSignal | undefined, what: string): Promi
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** A DeadlineExceededError for a deadline that passed before the call could start. */
-export function deadlinePassed(what: string, timeoutMs: number): DeadlineExceededError {
-  return new DeadlineExceededError(`${what}: deadline of ${timeoutMs} ms exceeded`);
 }

@@ -25,10 +25,3 @@ export function protocEncode(typeName: string, text: string): Uint8Array {
 export function protocDecode(typeName: string, bytes: Uint8Array): string {
   return protoc([`--decode=${typeName}`], bytes).toString("utf8");
 }
-
-/** `protoc --decode_raw`: bytes in, field numbers and wire values out (no schema). */
-export function protocDecodeRaw(bytes: Uint8Array): string {
-  const result = spawnSync("protoc", ["--decode_raw"], { input: bytes });
-  assert.equal(result.status, 0, `protoc --decode_raw failed: ${result.stderr?.toString()}`);
-  return result.stdout.toString("utf8");
-}
