@@ -148,9 +148,13 @@ describe("Grafana dashboard against real Prometheus scraping tbench-server", {
     for (let i = 0; i < SUCCEEDED; i++) assert.equal((await infer(ROWS, 16)).status, 200);
     // Inputs of the wrong shape fail in the core: Triton's reason OTHER.
     for (let i = 0; i < FAILED; i++) assert.equal((await infer(1, 15)).status, 400);
-    // Every counter is final now; wait until Prometheus has scraped them.
+    // Every counter is final now; wait until Prometheus has scraped them. The failures came last, so a
+    // scrape that holds all of them holds every other counter's final value too (one scrape is one
+    // reading of /metrics); a scrape between the successes and the failures holds only some.
     await waitFor("Prometheus to scrape the traffic", async () =>
-      (await instant(simple("nv_inference_count"))) === SUCCEEDED * ROWS ? true : undefined,
+      (await instant(simple("nv_inference_request_failure", ',reason="OTHER"'))) === FAILED
+        ? true
+        : undefined,
     );
   });
 
