@@ -11,6 +11,7 @@ import {
   float16BitsToFloat32,
   NARROW_INTEGER_RANGES,
   type TypedArrayByDatatype,
+  unhandledDatatype,
   WIDE_INTEGER_RANGES,
 } from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "./errors.js";
@@ -169,8 +170,17 @@ class Output implements OutputTensor {
         return Array.from(this.typedArray() as Uint16Array, float16BitsToFloat32);
       case "BF16":
         return Array.from(this.typedArray() as Uint16Array, bfloat16BitsToFloat32);
-      default:
+      case "UINT8":
+      case "UINT16":
+      case "UINT32":
+      case "INT8":
+      case "INT16":
+      case "INT32":
+      case "FP32":
+      case "FP64":
         return Array.from(this.typedArray() as Float64Array);
+      default:
+        return unhandledDatatype(this.datatype);
     }
   }
 }

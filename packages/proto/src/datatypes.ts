@@ -46,6 +46,14 @@ export interface TypedArrayByDatatype {
   BF16: Uint16Array;
 }
 
+/**
+ * For the `default` of a switch over a Datatype that lists every datatype: the compiler rejects the call
+ * when a datatype has no case, so a new datatype is flagged wherever it must be handled.
+ */
+export function unhandledDatatype(datatype: never): never {
+  throw new Error(`datatype ${String(datatype)} is not handled here`);
+}
+
 /** Any TypedArray that some datatype uses. */
 export type TensorTypedArray = TypedArrayByDatatype[FixedSizeDatatype];
 
@@ -99,34 +107,41 @@ export interface DatatypeInfo {
   readonly onnxType: number;
 }
 
+/** A row's fields but its datatype, which is its key in ROWS. */
+type Row = Omit<DatatypeInfo, "datatype">;
+
 function row(
-  datatype: Datatype,
   configType: ConfigDataType,
   configTypeNumber: number,
   byteSize: number | undefined,
   typedArray: TypedArrayConstructor | undefined,
   ortType: OrtTensorType | undefined,
   onnxType: number,
-): DatatypeInfo {
-  return Object.freeze({ datatype, configType, configTypeNumber, byteSize, typedArray, ortType, onnxType });
+): Row {
+  return { configType, configTypeNumber, byteSize, typedArray, ortType, onnxType };
 }
 
-const TABLE: readonly DatatypeInfo[] = [
-  row("BOOL", "TYPE_BOOL", 1, 1, Uint8Array, "bool", 9),
-  row("UINT8", "TYPE_UINT8", 2, 1, Uint8Array, "uint8", 2),
-  row("UINT16", "TYPE_UINT16", 3, 2, Uint16Array, "uint16", 4),
-  row("UINT32", "TYPE_UINT32", 4, 4, Uint32Array, "uint32", 12),
-  row("UINT64", "TYPE_UINT64", 5, 8, BigUint64Array, "uint64", 13),
-  row("INT8", "TYPE_INT8", 6, 1, Int8Array, "int8", 3),
-  row("INT16", "TYPE_INT16", 7, 2, Int16Array, "int16", 5),
-  row("INT32", "TYPE_INT32", 8, 4, Int32Array, "int32", 6),
-  row("INT64", "TYPE_INT64", 9, 8, BigInt64Array, "int64", 7),
-  row("FP16", "TYPE_FP16", 10, 2, Uint16Array, "float16", 10),
-  row("FP32", "TYPE_FP32", 11, 4, Float32Array, "float32", 1),
-  row("FP64", "TYPE_FP64", 12, 8, Float64Array, "float64", 11),
-  row("BYTES", "TYPE_STRING", 13, undefined, undefined, "string", 8),
-  row("BF16", "TYPE_BF16", 14, 2, Uint16Array, undefined, 16),
-];
+/** The table, keyed by datatype so that a datatype without its row does not compile. */
+const ROWS: { readonly [D in Datatype]: Row } = {
+  BOOL: row("TYPE_BOOL", 1, 1, Uint8Array, "bool", 9),
+  UINT8: row("TYPE_UINT8", 2, 1, Uint8Array, "uint8", 2),
+  UINT16: row("TYPE_UINT16", 3, 2, Uint16Array, "uint16", 4),
+  UINT32: row("TYPE_UINT32", 4, 4, Uint32Array, "uint32", 12),
+  UINT64: row("TYPE_UINT64", 5, 8, BigUint64Array, "uint64", 13),
+  INT8: row("TYPE_INT8", 6, 1, Int8Array, "int8", 3),
+  INT16: row("TYPE_INT16", 7, 2, Int16Array, "int16", 5),
+  INT32: row("TYPE_INT32", 8, 4, Int32Array, "int32", 6),
+  INT64: row("TYPE_INT64", 9, 8, BigInt64Array, "int64", 7),
+  FP16: row("TYPE_FP16", 10, 2, Uint16Array, "float16", 10),
+  FP32: row("TYPE_FP32", 11, 4, Float32Array, "float32", 1),
+  FP64: row("TYPE_FP64", 12, 8, Float64Array, "float64", 11),
+  BYTES: row("TYPE_STRING", 13, undefined, undefined, "string", 8),
+  BF16: row("TYPE_BF16", 14, 2, Uint16Array, undefined, 16),
+};
+
+const TABLE: readonly DatatypeInfo[] = DATATYPES.map((datatype) =>
+  Object.freeze({ datatype, ...ROWS[datatype] }),
+);
 
 const byDatatype = new Map(TABLE.map((info) => [info.datatype, info]));
 const byConfigType = new Map(TABLE.map((info) => [info.configType, info]));

@@ -17,6 +17,7 @@ export {
   datatypeFromOrtType,
   datatypeInfo,
   isDatatype,
+  unhandledDatatype,
 } from "./datatypes.js";
 export {
   bfloat16BitsToFloat32,

@@ -7,7 +7,13 @@
  * well. A request can be encoded without its id once and sent many times with a fresh id each: protobuf
  * fields may come in any order, so the id field is written in front of the encoded rest.
  */
-import { type Datatype, type inference as gen, inference, isDatatype } from "@tbench/proto";
+import {
+  type Datatype,
+  type inference as gen,
+  inference,
+  isDatatype,
+  unhandledDatatype,
+} from "@tbench/proto";
 import { InvalidArgumentError, MalformedResponseError } from "../errors.js";
 import {
   createInferResult,
@@ -197,8 +203,11 @@ function fromContents(datatype: Datatype, c: Contents): { json?: unknown[]; raw?
       }
       return { raw: Buffer.concat(parts) };
     }
-    default:
+    case "FP16":
+    case "BF16":
       throw malformed(`${datatype} output in typed contents (it has no contents field)`);
+    default:
+      return unhandledDatatype(datatype);
   }
 }
 

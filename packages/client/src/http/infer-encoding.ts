@@ -7,7 +7,7 @@
  * a flat row-major `data` array instead. The body is assembled with one allocation and one copy per
  * tensor: TypedArray inputs are not copied before that.
  */
-import { type Datatype, datatypeInfo } from "@tbench/proto";
+import { type Datatype, datatypeInfo, unhandledDatatype } from "@tbench/proto";
 import { InvalidArgumentError } from "../errors.js";
 import { binaryOf, dataLength, elementCount, invalid } from "../tensor-encoding.js";
 import type { InferInput, InferRequest, Parameters } from "../tensor-types.js";
@@ -59,7 +59,16 @@ function jsonDataOf(input: InferInput, datatype: Datatype): string {
         }
       }
       return `[${data.join(",")}]`;
-    default: {
+    case "INT8":
+    case "INT16":
+    case "INT32":
+    case "INT64":
+    case "UINT8":
+    case "UINT16":
+    case "UINT32":
+    case "UINT64":
+    case "FP16": // raw bit patterns, as the caller gives them
+    case "BF16": {
       // Integers: validate through the binary conversion (rejects wrong element types), then print.
       const bytes = binaryOf(input, datatype);
       const Ctor = datatypeInfo(datatype)!.typedArray!;
@@ -67,6 +76,8 @@ function jsonDataOf(input: InferInput, datatype: Datatype): string {
       const typed = new Ctor(bytes.slice().buffer, 0, bytes.byteLength / info.byteSize!);
       return `[${typed.join(",")}]`;
     }
+    default:
+      return unhandledDatatype(datatype);
   }
 }
 

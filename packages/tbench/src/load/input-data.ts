@@ -1,4 +1,4 @@
-import { type Datatype, datatypeInfo } from "@tbench/proto";
+import { type Datatype, datatypeInfo, unhandledDatatype } from "@tbench/proto";
 import { createSeededRandom } from "./schedule.js";
 
 /** An input as the model's metadata describes it (`-1` for variable dimensions). */
@@ -146,9 +146,17 @@ function generate(
       case "UINT64":
         (array as BigInt64Array)[i] = BigInt(Math.floor(u * 256));
         break;
-      default:
+      case "INT8":
+      case "INT16":
+      case "INT32":
+      case "UINT8":
+      case "UINT16":
+      case "UINT32":
         // Small non-negative values keep every integer type (and sums of them) in range.
         (array as Int32Array)[i] = Math.floor(u * 128);
+        break;
+      default:
+        unhandledDatatype(datatype);
     }
   }
   return array;
