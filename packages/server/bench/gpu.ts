@@ -22,7 +22,7 @@ import {
 } from "../../../scripts/bench/bench-kit.js";
 import { bytesDataFromStrings } from "../src/core/bytes-data.js";
 import { type ModelInstance, startModelInstance } from "../src/instances/model-instance.js";
-import type { WireTensor, WireTensorInfo, WorkerInit } from "../src/instances/worker-protocol.js";
+import type { SessionTensorInfo, ThreadTensor, WorkerInit } from "../src/instances/worker-protocol.js";
 import { bundledModelFile } from "../src/testing/test-fixtures.js";
 
 const options = benchOptions();
@@ -64,8 +64,13 @@ function data(type: OrtTensorType, count: number): ArrayBufferView | ReturnType<
   }
 }
 
-function run(instance: ModelInstance, inputs: readonly WireTensorInfo[], outputs: string[], batch: number) {
-  const wire: WireTensor[] = inputs.map((info) => {
+function run(
+  instance: ModelInstance,
+  inputs: readonly SessionTensorInfo[],
+  outputs: string[],
+  batch: number,
+) {
+  const wire: ThreadTensor[] = inputs.map((info) => {
     const dims = info.dims.map((d, i) => (d >= 0 ? d : i === 0 ? batch : 3));
     const count = dims.reduce((a, b) => a * b, 1);
     const ortType = info.ortType as OrtTensorType;

@@ -16,7 +16,7 @@ import {
   slotIo,
 } from "./batch-slot-codec.js";
 import { SLOT_BYTES, slotRegion } from "./batch-slots.js";
-import type { WireTensor } from "./worker-protocol.js";
+import type { ThreadTensor } from "./worker-protocol.js";
 
 const NUMERIC = allDatatypes().filter((info) => info.ortType && info.ortType !== "string" && info.typedArray);
 
@@ -27,7 +27,7 @@ const io = slotIo({
 });
 
 /** `elements` values of `info`'s type, from distinct bytes (so any misplaced byte shows). */
-function tensorOf(info: (typeof NUMERIC)[number], name: string, dims: number[]): WireTensor {
+function tensorOf(info: (typeof NUMERIC)[number], name: string, dims: number[]): ThreadTensor {
   const elements = dims.reduce((a, b) => a * b, 1);
   const bytes = new Uint8Array(elements * info.byteSize!);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 37 + info.onnxType) & 0xff;
@@ -43,7 +43,7 @@ const bytesOf = (data: unknown) => {
 /** A fresh region the size of a slot (a SharedArrayBuffer, as the instance's are). */
 const freshSlot = () => slotRegion(new SharedArrayBuffer(SLOT_BYTES), 0);
 
-function assertSameTensors(actual: readonly WireTensor[], expected: readonly WireTensor[]) {
+function assertSameTensors(actual: readonly ThreadTensor[], expected: readonly ThreadTensor[]) {
   assert.equal(actual.length, expected.length);
   expected.forEach((want, i) => {
     const got = actual[i]!;
@@ -169,7 +169,7 @@ describe("batch slot codec: what takes the object path", () => {
 
   test("BYTES, other TypedArray classes, unknown names and inconsistent shapes are refused", () => {
     const strings = bytesDataFromStrings(["a", "bc"]);
-    const cases: [string, WireTensor][] = [
+    const cases: [string, ThreadTensor][] = [
       ["BYTES", { name: IN, ortType: "string", dims: [2], data: strings }],
       ["Int8Array for uint8", { name: IN, ortType: "uint8", dims: [4], data: new Int8Array(4) }],
       ["a DataView", { name: IN, ortType: "uint8", dims: [4], data: new DataView(new ArrayBuffer(4)) }],

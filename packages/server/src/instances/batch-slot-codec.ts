@@ -16,7 +16,7 @@
  *           dims), then every tensor's data, each starting 8-aligned.
  */
 import { allDatatypes, type OrtTensorType, type TensorTypedArray } from "@tbench/proto";
-import type { InstanceRunResult, SessionIo, WireTensor } from "./worker-protocol.js";
+import type { InstanceRunResult, SessionIo, ThreadTensor } from "./worker-protocol.js";
 
 const RUN_TAG = 0x314e5552; // "RUN1"
 const RESULT_TAG = 0x31534552; // "RES1"
@@ -77,7 +77,7 @@ export function slotIo(io: SessionIo): SlotIo {
 /** One batch as the session's thread runs it (the object path's RunMessage, less its type and hooks). */
 export interface SlotRun {
   readonly id: number;
-  readonly inputs: readonly WireTensor[];
+  readonly inputs: readonly ThreadTensor[];
   readonly outputNames: readonly string[];
   readonly queuedAtMs?: number;
 }
@@ -275,7 +275,7 @@ export function decodeRun(region: Uint8Array, io: SlotIo): DecodedRun {
   }
   const { tensors, dataStart } = readTensors(view, tensorsAt, end, inputCount, io.inputNames);
   const data = region.slice(dataStart, end).buffer;
-  const inputs: WireTensor[] = tensors.map((t) => ({
+  const inputs: ThreadTensor[] = tensors.map((t) => ({
     name: io.inputNames[t.index]!,
     ortType: t.type.ortType,
     dims: t.dims,
@@ -340,7 +340,7 @@ export function decodeResult(region: Uint8Array, io: SlotIo): { id: number; resu
   const end = readHead(region, view, RESULT_TAG, RESULT_HEAD_BYTES, "result");
   const count = view.getUint16(48, true);
   const { tensors } = readTensors(view, RESULT_HEAD_BYTES, end, count, io.outputNames);
-  const outputs: WireTensor[] = tensors.map((t) => ({
+  const outputs: ThreadTensor[] = tensors.map((t) => ({
     name: io.outputNames[t.index]!,
     ortType: t.type.ortType,
     dims: t.dims,

@@ -10,7 +10,7 @@ import { bundledModelFile } from "../testing/test-fixtures.js";
 import { SLOT_BYTES } from "./batch-slots.js";
 import type { InstanceRun, ModelInstance } from "./instance-types.js";
 import { startWorkerInstance } from "./worker-instance.js";
-import type { InstanceRunResult, WireTensor } from "./worker-protocol.js";
+import type { InstanceRunResult, ThreadTensor } from "./worker-protocol.js";
 
 async function start(model: string): Promise<ModelInstance> {
   const init = {
@@ -102,7 +102,7 @@ describe("batches through an instance's slots and messages", { timeout: 60_000 }
     for (const elements of [1, fitting - 2, fitting, fitting + 2, SLOT_BYTES / 4, SLOT_BYTES / 2]) {
       const data = Float32Array.from({ length: elements }, (_, i) => i * 0.5 - 7.25);
       const expected = [...data];
-      const input: WireTensor = { name: "INPUT0", ortType: "float32", dims: [1, elements], data };
+      const input: ThreadTensor = { name: "INPUT0", ortType: "float32", dims: [1, elements], data };
       const transfer = data.byteLength >= 64 * 1024 ? [data.buffer] : [];
       const result = await identity.run({ inputs: [input], outputNames: ["OUTPUT0"], transfer });
       const output = result.outputs[0]!;

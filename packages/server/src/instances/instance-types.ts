@@ -5,14 +5,14 @@
 import type {
   ExecutionProviderName,
   InstanceRunResult,
-  WireTensor,
-  WireTensorInfo,
+  SessionTensorInfo,
+  ThreadTensor,
   WorkerInit,
 } from "./worker-protocol.js";
 
 /** One batch for an instance. */
 export interface InstanceRun {
-  readonly inputs: readonly WireTensor[];
+  readonly inputs: readonly ThreadTensor[];
   readonly outputNames: readonly string[];
   /** The input buffers to hand over (the caller must own them). */
   readonly transfer: readonly ArrayBuffer[];
@@ -24,8 +24,8 @@ export interface InstanceRun {
 
 /** What the session declares and where it runs, reported when the instance is ready. */
 export interface InstanceReadyInfo {
-  readonly inputs: readonly WireTensorInfo[];
-  readonly outputs: readonly WireTensorInfo[];
+  readonly inputs: readonly SessionTensorInfo[];
+  readonly outputs: readonly SessionTensorInfo[];
   /** The execution provider the session was created on. */
   readonly provider: ExecutionProviderName;
   /** KIND_GPU on CPU: why no GPU provider could start (each tried provider's reason). */

@@ -14,11 +14,11 @@ import type {
   RunReply,
   SessionInit,
   SessionIo,
-  WireTensor,
-  WireTensorInfo,
+  SessionTensorInfo,
+  ThreadTensor,
 } from "./worker-protocol.js";
 
-function describe(values: readonly ort.InferenceSession.ValueMetadata[]): WireTensorInfo[] {
+function describe(values: readonly ort.InferenceSession.ValueMetadata[]): SessionTensorInfo[] {
   return values.map((value) =>
     value.isTensor
       ? {
@@ -131,7 +131,7 @@ function timesOf(run: SessionRun, t3: number): SlotTimes {
 
 /** The object path's reply to run `id`: the outputs as owned buffers, the big ones to transfer. */
 function resultReply(id: number, names: readonly string[], run: SessionRun): BatchReply {
-  const outputs: WireTensor[] = [];
+  const outputs: ThreadTensor[] = [];
   const transfer = new Set<ArrayBuffer>();
   run.outputs.forEach((tensor, i) => {
     const name = names[i]!;
@@ -143,7 +143,7 @@ function resultReply(id: number, names: readonly string[], run: SessionRun): Bat
     } else {
       const data = ownedView(tensor.data as unknown as ArrayBufferView);
       transfer.add(data.buffer as ArrayBuffer);
-      outputs.push({ name, ortType: tensor.type as WireTensor["ortType"], dims: [...tensor.dims], data });
+      outputs.push({ name, ortType: tensor.type as ThreadTensor["ortType"], dims: [...tensor.dims], data });
     }
   });
   const times = timesOf(run, performance.now());

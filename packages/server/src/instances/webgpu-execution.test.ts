@@ -22,7 +22,7 @@ import {
 import { webGpuSkip } from "../testing/webgpu-device.js";
 import { type ModelInstance, startModelInstance } from "./model-instance.js";
 import { webGpuExecutorThreads } from "./webgpu-executor.js";
-import type { WireTensor, WireTensorInfo } from "./worker-protocol.js";
+import type { SessionTensorInfo, ThreadTensor } from "./worker-protocol.js";
 
 const skip = await webGpuSkip();
 
@@ -63,21 +63,21 @@ function inputData(type: OrtTensorType, count: number, seed: number): ArrayBuffe
 }
 
 /** One input of `info`, batch `batch`, other variable dims 3. */
-function wireInput(info: WireTensorInfo, batch: number, seed: number): WireTensor {
+function wireInput(info: SessionTensorInfo, batch: number, seed: number): ThreadTensor {
   const dims = info.dims.map((d, i) => (d >= 0 ? d : i === 0 ? batch : 3));
   const count = dims.reduce((a, b) => a * b, 1);
   const ortType = info.ortType as OrtTensorType;
   return { name: info.name, ortType, dims, data: inputData(ortType, count, seed) };
 }
 
-function runOn(instance: ModelInstance, inputs: WireTensorInfo[], outputs: string[], batch: number) {
+function runOn(instance: ModelInstance, inputs: SessionTensorInfo[], outputs: string[], batch: number) {
   const wire = inputs.map((info, k) => wireInput(info, batch, k + 1));
   const transfer = wire.map((t) => (ArrayBuffer.isView(t.data) ? t.data.buffer : t.data.wire.buffer));
   return instance.run({ inputs: wire, outputNames: outputs, transfer: transfer as ArrayBuffer[] });
 }
 
 /** Floats within 1e-5 + 1e-3 * |cpu| of the CPU provider's; every other type equal. */
-function assertClose(model: string, gpu: WireTensor, cpu: WireTensor): void {
+function assertClose(model: string, gpu: ThreadTensor, cpu: ThreadTensor): void {
   assert.deepEqual(gpu.dims, cpu.dims, `${model} ${cpu.name} dims`);
   const a = gpu.data;
   const b = cpu.data;

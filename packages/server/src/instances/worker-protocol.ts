@@ -14,7 +14,7 @@ import type { BytesData } from "../core/types.js";
  * A tensor as it crosses the thread boundary: numeric data in an owned TypedArray, strings (BYTES) as
  * BytesData whose wire buffer is owned, so both go by transfer. The worker alone makes strings of them.
  */
-export interface WireTensor {
+export interface ThreadTensor {
   readonly name: string;
   readonly ortType: OrtTensorType;
   readonly dims: readonly number[];
@@ -23,7 +23,7 @@ export interface WireTensor {
 
 /** What one run gives back: the outputs and the worker-side durations (feed creation, run, extraction). */
 export interface InstanceRunResult {
-  readonly outputs: readonly WireTensor[];
+  readonly outputs: readonly ThreadTensor[];
   readonly inputNs: number;
   readonly inferNs: number;
   readonly outputNs: number;
@@ -64,7 +64,7 @@ export interface SessionInit extends WorkerInit {
 export interface RunMessage {
   readonly type: "run";
   readonly id: number;
-  readonly inputs: readonly WireTensor[];
+  readonly inputs: readonly ThreadTensor[];
   readonly outputNames: readonly string[];
   /**
    * When the main thread sent a batch that will wait behind another (`performance.timeOrigin + now()`, ms):
@@ -91,7 +91,7 @@ export interface InstanceWorkerData extends SessionInit {
 export type ToWorker = RunMessage | { readonly type: "close" };
 
 /** An input or output the session declares. */
-export interface WireTensorInfo {
+export interface SessionTensorInfo {
   readonly name: string;
   readonly ortType: string | undefined;
   readonly dims: readonly number[];
@@ -99,8 +99,8 @@ export interface WireTensorInfo {
 
 /** A session's inputs and outputs, as reported once it is created. */
 export interface SessionIo {
-  readonly inputs: readonly WireTensorInfo[];
-  readonly outputs: readonly WireTensorInfo[];
+  readonly inputs: readonly SessionTensorInfo[];
+  readonly outputs: readonly SessionTensorInfo[];
 }
 
 /** A finished run, or why it failed. */

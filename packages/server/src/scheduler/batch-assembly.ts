@@ -8,13 +8,13 @@ import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import { worthTransferring } from "../core/thread-transfer.js";
 import type { BytesData, Tensor } from "../core/types.js";
-import type { WireTensor } from "../instances/worker-protocol.js";
+import type { ThreadTensor } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import type { ValidatedRequest } from "./request-validation.js";
 
 /** The model inputs of a batch and the buffers to transfer. */
 export interface AssembledBatch {
-  readonly inputs: WireTensor[];
+  readonly inputs: ThreadTensor[];
   readonly transfer: ArrayBuffer[];
 }
 
@@ -27,7 +27,7 @@ function ortTypeOf(datatype: Datatype): OrtTensorType {
 
 /** Concatenates the requests' inputs along the batch dimension (max_batch_size 0: the single request's). */
 export function assembleBatch(spec: ModelSpec, requests: readonly ValidatedRequest[]): AssembledBatch {
-  const inputs: WireTensor[] = [];
+  const inputs: ThreadTensor[] = [];
   const transfer: ArrayBuffer[] = [];
   const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
   const first = requests[0]!;
@@ -78,7 +78,7 @@ function outputShape(
 export function splitOutputs(
   spec: ModelSpec,
   requests: readonly ValidatedRequest[],
-  outputs: readonly WireTensor[],
+  outputs: readonly ThreadTensor[],
 ): Tensor[][] {
   const perRequest: Tensor[][] = requests.map(() => []);
   const total = requests.reduce((sum, r) => sum + r.batchSize, 0);
