@@ -11,8 +11,8 @@ import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js"
 import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
 import type { HttpFrontEnd } from "./http/http-server.js";
-import { startHttpFrontEnd } from "./http/http-threads.js";
 import type { HttpTlsOptions } from "./http/http-tls.js";
+import { startHttpFrontEnd } from "./http/threads/http-threads.js";
 import { createInferenceCore, type InferenceCoreOptions } from "./lifecycle/create-inference-core.js";
 import { createLatencySummaries } from "./metrics/latency-summaries.js";
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from "./metrics/metrics-config.js";

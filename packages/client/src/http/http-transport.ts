@@ -23,7 +23,7 @@ import {
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
 import { InflightList } from "./inflight-list.js";
 import type { RawResponse } from "./raw-response.js";
-import { createWirePool } from "./wire-pool.js";
+import { createWirePool } from "./wire/wire-pool.js";
 
 /** HTTP statuses that mean "try again later". */
 function isUnavailableStatus(status: number): boolean {

@@ -11,7 +11,7 @@ import type { InferRequest } from "../tensor-types.js";
 import { startBundledServer } from "../testing/bundled-server.js";
 import { createHttpClient } from "./http-client.js";
 import { encodeInferRequest } from "./infer-encoding.js";
-import { createWirePool } from "./wire-pool.js";
+import { createWirePool } from "./wire/wire-pool.js";
 
 const ELEMENTS = 65_536; // 256 KiB of FP32, above the reuse threshold
 

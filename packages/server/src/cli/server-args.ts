@@ -20,7 +20,7 @@ import {
   DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   DEFAULT_HTTP_SEND_TIMEOUT_MS,
 } from "../http/http-server.js";
-import { MAX_HTTP_THREAD_COUNT } from "../http/http-threads.js";
+import { MAX_HTTP_THREAD_COUNT } from "../http/threads/http-threads.js";
 import { DEFAULT_GPU_EXECUTION_PROVIDER, GPU_EXECUTION_PROVIDERS } from "../instances/gpu-provider-choice.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
 import { DEFAULT_MAX_PENDING_REQUESTS } from "../lifecycle/create-inference-core.js";

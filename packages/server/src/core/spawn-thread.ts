@@ -17,8 +17,8 @@ export function spawnThread(
   body:
     | "../instances/instance-worker"
     | "../instances/webgpu-executor-worker"
-    | "../http/http-thread-worker"
-    | "../http/json-decode-worker",
+    | "../http/threads/http-thread-worker"
+    | "../http/threads/json-decode-worker",
   workerData?: unknown,
 ): Worker {
   const url = new URL(`./${body}${ownExtension}`, import.meta.url);

@@ -14,7 +14,7 @@ import type { InferenceCore } from "../core/types.js";
 import { createInferenceCore } from "../lifecycle/create-inference-core.js";
 import { identityFp32Body, rawRequest } from "../testing/raw-http-client.js";
 import type { HttpFrontEnd } from "./http-server.js";
-import { startHttpFrontEnd } from "./http-threads.js";
+import { startHttpFrontEnd } from "./threads/http-threads.js";
 
 const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
 const REFUSED =

@@ -29,11 +29,11 @@ import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
-import { createJsonDecodePool, DEFAULT_JSON_DECODE_MIN_BYTES } from "./json-decode-pool.js";
 import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
 import { restrictionRefusal } from "./restricted-routes.js";
 import { matchRoute, methodAllowed } from "./router.js";
+import { createJsonDecodePool, DEFAULT_JSON_DECODE_MIN_BYTES } from "./threads/json-decode-pool.js";
 
 /** The longest error message an HTTP answer carries (client text inside is cut first, to 256 characters). */
 const MAX_ERROR_MESSAGE_CHARS = 4096;

@@ -12,9 +12,9 @@ import type { FrontEndCore } from "./front-end-core.js";
 import { badRequest } from "./http-error.js";
 import { type DecodeInferOptions, decodeInferRequest } from "./infer-request-decoder.js";
 import { encodeInferResponse } from "./infer-response-encoder.js";
-import type { JsonDecodePool } from "./json-decode-pool.js";
 import { type SendTimeoutListener, writeBody } from "./response-writer.js";
 import type { Route } from "./router.js";
+import type { JsonDecodePool } from "./threads/json-decode-pool.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
 /** What std::stoi reads: leading whitespace, a sign, decimal digits (anything after them is ignored). */

@@ -9,9 +9,9 @@ import { createServer as createHttpServer, type Server as HttpServer } from "nod
 import { type AddressInfo, createServer as createNetServer, type Server, Socket } from "node:net";
 import { afterEach, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { ConnectionError, InvalidArgumentError } from "../errors.js";
-import type { ExchangeHandler, ExchangeRequest } from "./exchange.js";
-import { createHttpClient } from "./http-client.js";
+import { ConnectionError, InvalidArgumentError } from "../../errors.js";
+import type { ExchangeHandler, ExchangeRequest } from "../exchange.js";
+import { createHttpClient } from "../http-client.js";
 import { WIRE_CHANNEL_NAMES } from "./wire-diagnostics.js";
 import { createWirePool, type WirePool, type WirePoolOptions } from "./wire-pool.js";
 

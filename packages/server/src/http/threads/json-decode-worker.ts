@@ -4,7 +4,7 @@
  * the error as it crosses threads (thread-protocol.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { decodeInferRequest } from "./infer-request-decoder.js";
+import { decodeInferRequest } from "../infer-request-decoder.js";
 import type { DecodeJob, DecodeOutcome, DecodeThreadInit } from "./json-decode-pool.js";
 import { portableRequest, toPortableError } from "./portable-values.js";
 

@@ -4,8 +4,8 @@
  * thread (remote-core.ts, core-bridge.ts). Closes gracefully when asked, then lets the thread end.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Logger } from "../core/logger.js";
-import { createHttpFrontEnd, type HttpFrontEndThread } from "./http-server.js";
+import type { Logger } from "../../core/logger.js";
+import { createHttpFrontEnd, type HttpFrontEndThread } from "../http-server.js";
 import { dupListeningSocket } from "./listening-socket-dup.js";
 import { createRemoteCore } from "./remote-core.js";
 import type {

@@ -6,13 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { silentLogger } from "../core/logger.js";
-import type { InferenceCore } from "../core/types.js";
-import { createInferenceCore } from "../lifecycle/create-inference-core.js";
-import { type RawResponse, rawRequest } from "../testing/raw-http-client.js";
-import { createHttpFrontEnd, type HttpFrontEnd } from "./http-server.js";
+import { silentLogger } from "../../core/logger.js";
+import type { InferenceCore } from "../../core/types.js";
+import { createInferenceCore } from "../../lifecycle/create-inference-core.js";
+import { type RawResponse, rawRequest } from "../../testing/raw-http-client.js";
+import { createHttpFrontEnd, type HttpFrontEnd } from "../http-server.js";
 
-const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
+const REPOSITORY = new URL("../../../../../examples/models", import.meta.url).pathname;
 const MODELS = ["identity_fp32", "identity_int64", "identity_uint64", "identity_bytes", "identity_int8"];
 
 let core: InferenceCore & { close(): Promise<void> };

@@ -11,14 +11,14 @@ import { closeSync, openSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
-import { createTestCertificates } from "../../../../scripts/testing/tls-certificates.js";
-import { type RunningServer, startServer } from "../server.js";
-import { createFakeCore } from "../testing/fake-core.js";
-import { binaryBody, type RawResponse, rawRequest } from "../testing/raw-http-client.js";
-import { createRecordingLogger } from "../testing/test-fixtures.js";
+import { createTestCertificates } from "../../../../../scripts/testing/tls-certificates.js";
+import { type RunningServer, startServer } from "../../server.js";
+import { createFakeCore } from "../../testing/fake-core.js";
+import { binaryBody, type RawResponse, rawRequest } from "../../testing/raw-http-client.js";
+import { createRecordingLogger } from "../../testing/test-fixtures.js";
 import { dupListeningSocket } from "./listening-socket-dup.js";
 
-const REPOSITORY = new URL("../../../../examples/models", import.meta.url).pathname;
+const REPOSITORY = new URL("../../../../../examples/models", import.meta.url).pathname;
 const RESTRICTED = { trace: { key: "tbench-admin", value: "yes" } } as const;
 
 /** One request of the battery: method, path, headers, body. */

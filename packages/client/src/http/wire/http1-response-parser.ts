@@ -11,7 +11,7 @@
  * connection. 1xx answers other than 101 are skipped; HEAD, 204 and 304 answers have no body.
  */
 import { errors } from "undici";
-import { decimalOf, isHeader } from "./raw-response.js";
+import { decimalOf, isHeader } from "../raw-response.js";
 
 /** What the parser tells its connection. A callback may stop() the parser (an abort); it then says no more. */
 export interface ResponseParserListener {

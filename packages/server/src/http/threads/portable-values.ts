@@ -3,10 +3,10 @@
  * their tensors in buffers of their own, and errors as their kind, code and message, so that the receiving
  * thread answers them as the sending one would (describeError).
  */
-import { ServerError, type ServerErrorStatus } from "../core/server-error.js";
-import { TRANSFER_MIN_BYTES } from "../core/thread-transfer.js";
-import type { InferenceRequest, InferenceResponse, Tensor, TensorData } from "../core/types.js";
-import { HttpError } from "./http-error.js";
+import { ServerError, type ServerErrorStatus } from "../../core/server-error.js";
+import { TRANSFER_MIN_BYTES } from "../../core/thread-transfer.js";
+import type { InferenceRequest, InferenceResponse, Tensor, TensorData } from "../../core/types.js";
+import { HttpError } from "../http-error.js";
 
 /** A request as it crosses: no signal (a `cancel` message stands for it). */
 export type PortableRequest = Omit<InferenceRequest, "signal">;

@@ -7,9 +7,9 @@
  * first needed; one that ends (a crash) fails its request with 500 and is replaced by the next request.
  */
 import type { Worker } from "node:worker_threads";
-import { spawnThread } from "../core/spawn-thread.js";
-import type { InferenceRequest } from "../core/types.js";
-import type { DecodedInferRequest, DecodeInferOptions, OutputEncoding } from "./infer-request-decoder.js";
+import { spawnThread } from "../../core/spawn-thread.js";
+import type { InferenceRequest } from "../../core/types.js";
+import type { DecodedInferRequest, DecodeInferOptions, OutputEncoding } from "../infer-request-decoder.js";
 import { fromPortableError, type PortableError, type PortableRequest } from "./portable-values.js";
 
 /** Default smallest JSON decoded in a thread: a 1 MiB JSON.parse takes about a hundred ms or less. */
@@ -93,7 +93,7 @@ export function createJsonDecodePool(options: JsonDecodePoolOptions = {}): JsonD
     if (job !== undefined) run(slot, job);
   };
   const spawn = (): Slot => {
-    const slot: Slot = { worker: spawnThread("../http/json-decode-worker", init), job: undefined };
+    const slot: Slot = { worker: spawnThread("../http/threads/json-decode-worker", init), job: undefined };
     let failure: string | undefined;
     slot.worker.on("message", (outcome: DecodeOutcome) => {
       const job = slot.job;

@@ -5,7 +5,7 @@
  * path, and a prepared infer re-sends the same body, so the hot path looks the head up with a few compares.
  */
 import { errors } from "undici";
-import type { ExchangeHandler, ExchangeRequest } from "./exchange.js";
+import type { ExchangeHandler, ExchangeRequest } from "../exchange.js";
 
 /** The connection a request is on, as far as an abort needs it. */
 export interface WireRequestCarrier {

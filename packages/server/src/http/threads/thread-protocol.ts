@@ -6,8 +6,8 @@
  * would (describeError); tensors cross as owned buffers, transferred from TRANSFER_MIN_BYTES up.
  */
 
-import type { FrontEndCoreMethod } from "./front-end-core.js";
-import type { HttpFrontEndOptions } from "./http-server.js";
+import type { FrontEndCoreMethod } from "../front-end-core.js";
+import type { HttpFrontEndOptions } from "../http-server.js";
 import type { PortableError, PortableRequest } from "./portable-values.js";
 
 /** What a front-end thread is started with: the front end's settings that can cross threads. */

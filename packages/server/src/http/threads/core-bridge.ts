@@ -3,9 +3,9 @@
  * one InferenceCore (one scheduler, one set of statistics and metrics) and writes its log lines to the one
  * logger. An infer request gets a Cancellation here that the thread's `cancel` message aborts.
  */
-import { Cancellation } from "../core/cancel-signal.js";
-import type { Logger } from "../core/logger.js";
-import type { InferenceCore } from "../core/types.js";
+import { Cancellation } from "../../core/cancel-signal.js";
+import type { Logger } from "../../core/logger.js";
+import type { InferenceCore } from "../../core/types.js";
 import { portableResponse, toPortableError } from "./portable-values.js";
 import { type FromFrontEndThread, JSON_METHODS, type ToFrontEndThread } from "./thread-protocol.js";
 

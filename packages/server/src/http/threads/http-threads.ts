@@ -6,16 +6,16 @@
  * is the main thread's, reached by message (core-bridge.ts): one scheduler, one set of statistics and
  * metrics. One thread (the default) is exactly the single front end, with no thread and no cost.
  */
-import type { Logger } from "../core/logger.js";
-import type { InferenceCore } from "../core/types.js";
-import { createBufferCounter } from "./buffer-budget.js";
-import { type FrontEndThread, startFrontEndThread } from "./front-end-thread.js";
+import type { Logger } from "../../core/logger.js";
+import type { InferenceCore } from "../../core/types.js";
+import { createBufferCounter } from "../buffer-budget.js";
 import {
   CLOSE_GRACE_MS,
   createHttpFrontEnd,
   type HttpFrontEnd,
   type HttpFrontEndOptions,
-} from "./http-server.js";
+} from "../http-server.js";
+import { type FrontEndThread, startFrontEndThread } from "./front-end-thread.js";
 
 /** Most front-end threads: a bound well past any gain (each one is a V8 isolate and a message hop). */
 export const MAX_HTTP_THREAD_COUNT = 64;

@@ -2,8 +2,8 @@
  * A front-end thread's core: every method posts a call to the main thread's InferenceCore and resolves
  * with its answer (thread-protocol.ts). An infer request's cancellation crosses as a `cancel` message.
  */
-import type { InferenceRequest, InferenceResponse } from "../core/types.js";
-import type { FrontEndCore, FrontEndCoreMethod } from "./front-end-core.js";
+import type { InferenceRequest, InferenceResponse } from "../../core/types.js";
+import type { FrontEndCore, FrontEndCoreMethod } from "../front-end-core.js";
 import { fromPortableError, portableRequest } from "./portable-values.js";
 import { type FromFrontEndThread, JSON_METHODS, type ToFrontEndThread } from "./thread-protocol.js";
 

@@ -4,9 +4,9 @@
  * replaced: the main thread's front end and the other threads keep serving on the same socket, and the
  * requests the thread had in the core are cancelled.
  */
-import type { Logger } from "../core/logger.js";
-import { spawnThread } from "../core/spawn-thread.js";
-import type { InferenceCore } from "../core/types.js";
+import type { Logger } from "../../core/logger.js";
+import { spawnThread } from "../../core/spawn-thread.js";
+import type { InferenceCore } from "../../core/types.js";
 import { createCoreBridge } from "./core-bridge.js";
 import type { FromFrontEndThread, FrontEndThreadInit, ToFrontEndThread } from "./thread-protocol.js";
 
@@ -31,7 +31,7 @@ export interface FrontEndThread {
 export async function startFrontEndThread(options: FrontEndThreadOptions): Promise<FrontEndThread> {
   const { init, logger } = options;
   const name = `HTTP front-end thread ${init.thread}`;
-  const worker = spawnThread("../http/http-thread-worker", init);
+  const worker = spawnThread("../http/threads/http-thread-worker", init);
   const post = (message: ToFrontEndThread, transfer: ArrayBuffer[] = []) =>
     worker.postMessage(message, transfer);
   const bridge = createCoreBridge({ core: options.core, logger, post });

@@ -19,8 +19,8 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { errors } from "undici";
-import type { TlsOptions } from "../connection-options.js";
-import type { ExchangeDispatcher, ExchangeHandler, ExchangeRequest } from "./exchange.js";
+import type { TlsOptions } from "../../connection-options.js";
+import type { ExchangeDispatcher, ExchangeHandler, ExchangeRequest } from "../exchange.js";
 import { DEFAULT_MAX_HEADER_BYTES } from "./http1-response-parser.js";
 import {
   type KeepAliveRules,
