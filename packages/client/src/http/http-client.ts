@@ -1,7 +1,8 @@
 /**
- * The HTTP implementation of InferenceClient, over undici. Non-infer calls send JSON and check the JSON
- * answer; infer sends Triton's binary tensor format (infer-encoding.ts) and decodes views of the answer
- * (infer-decoding.ts). Error answers become InferenceError subclasses through error-mapping.ts.
+ * The HTTP implementation of InferenceClient, over http-transport.ts (undici, or the client's own HTTP/1.1
+ * engine). Non-infer calls send JSON and check the JSON answer; infer sends Triton's binary tensor format
+ * (infer-encoding.ts) and decodes views of the answer (infer-decoding.ts). Error answers become
+ * InferenceError subclasses through error-mapping.ts.
  */
 import type { ModelConfig } from "@tbench/proto";
 import { errorFromHttpStatus } from "../error-mapping.js";

@@ -1,7 +1,8 @@
 /**
- * Sends requests over one undici dispatcher (a keep-alive Pool, a ProxyAgent, or one injected), with the
- * call's deadline and abort signal, and retries per retry-policy.ts. Owns the client's lifetime: close()
- * drains, destroy() fails calls in flight with ClientClosedError.
+ * Sends requests over one dispatcher: undici's (a keep-alive Pool, a ProxyAgent, or one injected) or, with
+ * `engine: "wire"`, the client's own HTTP/1.1 pool (wire/wire-pool.ts), with the call's deadline and abort
+ * signal, and retries per retry-policy.ts. Owns the client's lifetime: close() drains, destroy() fails calls
+ * in flight with ClientClosedError.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool, ProxyAgent } from "undici";
