@@ -4,43 +4,7 @@
  * Field names are camelCase; trace and log settings keep Triton's setting names, which are the
  * protocol's own vocabulary (`log_verbose_level`, `trace_rate`).
  */
-import type { Datatype } from "@tbench/proto";
-
-/** `GET /v2`: who the server is and which protocol extensions it supports. */
-export interface ServerMetadata {
-  readonly name: string;
-  readonly version: string;
-  /** Extension names, e.g. `binary_tensor_data`, `classification`, `model_repository`. */
-  readonly extensions: readonly string[];
-}
-
-/** One input or output of a model, as its metadata describes it. */
-export interface TensorMetadata {
-  readonly name: string;
-  readonly datatype: Datatype;
-  /** -1 marks a variable dimension (including the batch dimension). */
-  readonly shape: readonly number[];
-}
-
-/** `GET /v2/models/{model}[/versions/{v}]`. */
-export interface ModelMetadata {
-  readonly name: string;
-  /** Available versions (may be absent on servers without versions). */
-  readonly versions: readonly string[];
-  readonly platform: string;
-  readonly inputs: readonly TensorMetadata[];
-  readonly outputs: readonly TensorMetadata[];
-}
-
-/** One entry of the repository index. */
-export interface RepositoryIndexEntry {
-  readonly name: string;
-  readonly version?: string;
-  /** e.g. `READY`, `UNAVAILABLE`, `LOADING`; absent for models never loaded. */
-  readonly state?: string;
-  /** Why the model is in its state, if any. */
-  readonly reason?: string;
-}
+export type { ModelMetadata, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from "@tbench/proto";
 
 /** A cumulative count and duration. */
 export interface DurationStatistic {

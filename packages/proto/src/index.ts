@@ -92,3 +92,4 @@ export {
   TRITON_ERROR_CODES,
   TRITON_STATUS,
 } from "./status-codes.js";
+export type { ModelMetadata, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from "./v2-metadata.js";

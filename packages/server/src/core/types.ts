@@ -4,7 +4,14 @@
  * InferenceCore.infer, and encode the InferenceResponse; they never touch models or workers directly.
  * Every method that can fail rejects with ServerError.
  */
-import type { Datatype, ModelConfig, TensorTypedArray } from "@tbench/proto";
+import type {
+  Datatype,
+  ModelConfig,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  TensorTypedArray,
+} from "@tbench/proto";
 import type { CancelSignal } from "./cancel-signal.js";
 
 /**
@@ -64,35 +71,7 @@ export interface InferenceResponse {
   readonly parameters?: Parameters;
 }
 
-export interface TensorMetadata {
-  readonly name: string;
-  readonly datatype: Datatype;
-  /** -1 marks a variable dimension; includes the batch dimension (-1) where max_batch_size > 0. */
-  readonly shape: readonly number[];
-}
-
-export interface ModelMetadata {
-  readonly name: string;
-  readonly versions: readonly string[];
-  readonly platform: string;
-  readonly inputs: readonly TensorMetadata[];
-  readonly outputs: readonly TensorMetadata[];
-}
-
-export interface ServerMetadata {
-  readonly name: string;
-  readonly version: string;
-  readonly extensions: readonly string[];
-}
-
-/** One row of the repository index (Triton's RepositoryIndex). */
-export interface RepositoryIndexEntry {
-  readonly name: string;
-  readonly version?: string;
-  /** READY, UNAVAILABLE, LOADING, UNLOADING; absent for a model that was never loaded. */
-  readonly state?: string;
-  readonly reason?: string;
-}
+export type { ModelMetadata, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from "@tbench/proto";
 
 /** A duration statistic: how many and how long in total (Triton's StatisticDuration). */
 export interface StatisticDuration {
