@@ -3,10 +3,10 @@
  * instance and handed to its thread once, cut into SLOT_COUNT regions of SLOT_BYTES. A small batch is
  * written into a free slot (batch-slot-codec.ts) and what crosses is the slot's number, queued in the
  * instance's queue (instance-queue.ts); the thread reads the batch, runs it and writes the result into the
- * same slot, and answers with the number by message (or with the object path's reply, when the result does not fit). Measured on the 2-core
- * development machine, 20,000 sequential batches of `simple` through one instance (two INT32 [1,16]
- * inputs, two outputs): 68-70 µs of process CPU per batch instead of 74-80 as object graphs, of which the
- * main thread's 23.5-25.5 instead of 28-30.5.
+ * same slot, and answers with the number by message (or with the object path's reply, when the result does
+ * not fit). Measured on the 2-core development machine, 20,000 sequential batches of `simple` through one
+ * instance (two INT32 [1,16] inputs, two outputs): 68-70 µs of process CPU per batch instead of 74-80 as
+ * object graphs, of which the main thread's 23.5-25.5 instead of 28-30.5.
  *
  * Lifetime: a slot is claimed by one run when it is sent and freed when that run's reply (of either form)
  * arrives, after which the thread no longer touches it; a batch finds no free slot only when more than

@@ -31,25 +31,39 @@ export const MESSAGE = -1;
 export interface InstanceQueueSender {
   /** What the instance's thread is given. */
   readonly buffer: SharedArrayBuffer;
-  /** Whether the ring holds RING_SIZE entries not yet taken (then push throws): check before posting a message. */
+  /** Whether the ring holds RING_SIZE entries not yet taken (then push and pushMessage throw). */
   full(): boolean;
-  /** Queues `entry` (a slot number, or MESSAGE after posting one) and wakes the thread if it sleeps. */
+  /** Queues `entry` (a slot's number, or MESSAGE) and wakes the thread if it sleeps. */
   push(entry: number): void;
+  /**
+   * Posts a message (`post` posts it) and queues its MESSAGE entry; a full ring throws before `post` runs,
+   * since a message posted without its entry would be read in place of a later one.
+   */
+  pushMessage(post: () => void): void;
 }
 
 export function createInstanceQueue(): InstanceQueueSender {
   const buffer = new SharedArrayBuffer((RING + RING_SIZE) * Int32Array.BYTES_PER_ELEMENT);
   const ctrl = new Int32Array(buffer);
   const full = () => ((ctrl[TAIL]! - Atomics.load(ctrl, HEAD)) | 0) >= RING_SIZE;
+  const refuseWhenFull = () => {
+    if (full()) throw new Error(`the instance's queue is full (${RING_SIZE} entries not yet taken)`);
+  };
+  const push = (entry: number) => {
+    refuseWhenFull();
+    const tail = ctrl[TAIL]!;
+    ctrl[RING + (tail & (RING_SIZE - 1))] = entry;
+    Atomics.store(ctrl, TAIL, (tail + 1) | 0);
+    if (Atomics.load(ctrl, ASLEEP) === 1) Atomics.notify(ctrl, TAIL);
+  };
   return {
     buffer,
     full,
-    push(entry) {
-      if (full()) throw new Error(`the instance's queue is full (${RING_SIZE} entries not yet taken)`);
-      const tail = ctrl[TAIL]!;
-      ctrl[RING + (tail & (RING_SIZE - 1))] = entry;
-      Atomics.store(ctrl, TAIL, (tail + 1) | 0);
-      if (Atomics.load(ctrl, ASLEEP) === 1) Atomics.notify(ctrl, TAIL);
+    push,
+    pushMessage(post) {
+      refuseWhenFull();
+      post();
+      push(MESSAGE);
     },
   };
 }

@@ -8,7 +8,7 @@ import { ServerError } from "../core/server-error.js";
 import { spawnThread } from "../core/spawn-thread.js";
 import { decodeResult, type SlotIo, slotIo } from "./batch-slot-codec.js";
 import { createBatchSlots } from "./batch-slots.js";
-import { createInstanceQueue, MESSAGE } from "./instance-queue.js";
+import { createInstanceQueue } from "./instance-queue.js";
 import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
 import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
 import type {
@@ -42,13 +42,8 @@ export function startWorkerInstance(
     batchSlots: slots.buffer,
     queue: queue.buffer,
   } satisfies InstanceWorkerData);
-  /** Posts `message` to the thread and queues the entry that makes it read it. */
-  const sendMessage = (message: ToWorker, transfer: ArrayBuffer[] = []) => {
-    // Checked first: a message posted without its entry would be read in place of a later one.
-    if (queue.full()) throw new Error("the instance's queue is full");
-    worker.postMessage(message, transfer);
-    queue.push(MESSAGE);
-  };
+  const sendMessage = (message: ToWorker, transfer: ArrayBuffer[] = []) =>
+    queue.pushMessage(() => worker.postMessage(message, transfer));
   const pending = new Map<number, PendingRun>();
   /** The session's inputs and outputs by index, once it is ready: until then no batch is sent. */
   let io: SlotIo | undefined;
