@@ -40,12 +40,12 @@ export const MUTATION_AREAS = [
   {
     name: "server-validation-status",
     mutate: [
-      "packages/server/src/scheduler/request-validation.ts",
+      "packages/server/src/lifecycle/request-validation.ts",
       "packages/proto/src/status-codes.ts",
       "packages/server/src/http/http-error.ts",
     ],
     tests: [
-      "packages/server/src/scheduler/request-validation.test.ts",
+      "packages/server/src/lifecycle/request-validation.test.ts",
       "packages/proto/src/status-codes.test.ts",
       "packages/server/src/http/http-error.test.ts",
     ],

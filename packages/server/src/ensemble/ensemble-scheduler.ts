@@ -19,7 +19,7 @@ import { logRequest } from "../core/log-request.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
 import { classify } from "../scheduler/classification.js";
-import type { ValidatedRequest } from "../scheduler/request-validation.js";
+import type { Scheduler, ValidatedRequest } from "../scheduler/scheduler.js";
 import {
   createEnsemblePlan,
   type EnsemblePlan,
@@ -50,16 +50,14 @@ export interface EnsembleSchedulerOptions {
   readonly labels?: ReadonlyMap<string, readonly string[]>;
 }
 
-export interface EnsembleScheduler {
-  /** Runs a request validated against the ensemble's config. `startNs`: when the core received it. */
-  submit(request: ValidatedRequest, startNs: number): Promise<InferenceResponse>;
+/**
+ * An ensemble version's scheduler. close() stops accepting requests and resolves once every accepted one
+ * is answered; destroy() does the same, as the steps in flight fail when their members are destroyed.
+ * Members are never closed: they are models of their own.
+ */
+export interface EnsembleScheduler extends Scheduler {
   /** Ensemble requests accepted and not yet answered. */
   inFlight(): number;
-  /**
-   * Graceful and idempotent: stops accepting requests and resolves once every accepted one is answered
-   * (fits lifecycle/version-state.ts VersionExecutor). Members are not closed: they are models of their own.
-   */
-  close(): Promise<void>;
 }
 
 /** An ensemble tensor's value in one request; `tensor` undefined: absent (optional input, output not made). */
@@ -252,6 +250,14 @@ export function createEnsembleScheduler(options: EnsembleSchedulerOptions): Ense
     finish();
   };
 
+  function close(): Promise<void> {
+    stopping = true;
+    return new Promise<void>((resolve) => {
+      drainWaiters.push(resolve);
+      checkDrained();
+    });
+  }
+
   return {
     submit(validated, startNs) {
       if (stopping) {
@@ -271,12 +277,7 @@ export function createEnsembleScheduler(options: EnsembleSchedulerOptions): Ense
       });
     },
     inFlight: () => inFlight,
-    close() {
-      stopping = true;
-      return new Promise<void>((resolve) => {
-        drainWaiters.push(resolve);
-        checkDrained();
-      });
-    },
+    close,
+    destroy: close,
   };
 }

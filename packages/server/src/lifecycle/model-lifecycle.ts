@@ -125,7 +125,7 @@ export function createModelLifecycle(options: ModelLifecycleOptions): ModelLifec
     closed = true;
     // Loads in progress finish first (and close what they built, as the server is stopping).
     await serializer.idle();
-    // Every call closes every entry: executors are idempotent, and destroy() cuts a close() in progress short.
+    // Every call closes every entry: schedulers are idempotent, and destroy() cuts a close() in progress short.
     await Promise.all([...models.values()].map((entry) => closeModelEntry(entry, unloaded(entry.name), now)));
   };
 

@@ -3,7 +3,7 @@
  * Triton's defaults, validates, picks versions by version policy, and per version starts the instances (the
  * first one reports the ONNX model's inputs and outputs for auto-complete and the config check), then the
  * scheduler. A failure leaves the model or version UNAVAILABLE with Triton's reason; it never affects other
- * models. Ensembles get their executor from the core (they run on other models).
+ * models. Ensembles get their scheduler from the core (ensemble-loader.ts: they run on other models).
  */
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -43,7 +43,7 @@ import { selectVersions, versionDirectories } from "../repository/version-policy
 import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
 import { createModelStats, type LatencyObserver, type ModelStatsCollector } from "../stats/model-stats.js";
 import { runWarmup } from "./model-warmup.js";
-import type { ModelEntry, ServedVersion, VersionEntry, VersionExecutor } from "./version-state.js";
+import type { ModelEntry, ServedVersion, VersionEntry } from "./version-state.js";
 
 /** What loading needs from the core. */
 export interface LoaderContext {
@@ -224,6 +224,7 @@ async function loadOnnxVersion(
     const mismatch = checkConfigAgainstModel(spec, model);
     if (mismatch) fail(mismatch);
     const labels = await readLabels(dir, spec);
+    // The pool's callbacks reach the scheduler, which is made from the pool.
     let scheduler: ModelScheduler | undefined;
     handedOver = true;
     const pool = await createInstancePool(
@@ -248,7 +249,7 @@ async function loadOnnxVersion(
       },
       first,
     );
-    const batcher = createModelScheduler({
+    scheduler = createModelScheduler({
       spec,
       version: entry.version,
       pool,
@@ -259,27 +260,14 @@ async function loadOnnxVersion(
       crashParameter: ctx.crashParameter,
       maxPendingRequests: ctx.maxPendingRequests,
     });
-    scheduler = batcher;
-    let closing: Promise<void> | undefined;
-    const executor: VersionExecutor = {
-      submit: (request, startNs, secondary) => batcher.submit(request, startNs, secondary),
-      close() {
-        closing ??= batcher.drain().then(() => pool.close());
-        return closing;
-      },
-      destroy() {
-        batcher.abandon(new ServerError("UNAVAILABLE", "Server is stopping"));
-        return pool.close();
-      },
-    };
     if (config.model_warmup?.length) {
       // READY only once every warmup sample ran; a failure closes what was started and fails the version.
-      await runWarmup(config, spec, executor, dir, ctx.clock).catch(async (error: unknown) => {
-        await executor.close();
+      await runWarmup(config, spec, scheduler, dir, ctx.clock).catch(async (error: unknown) => {
+        await scheduler?.close();
         throw error;
       });
     }
-    return { config, spec, executor };
+    return { config, spec, scheduler };
   } finally {
     if (!handedOver) await first.instance.close();
   }

@@ -12,8 +12,8 @@ import type { Tensor, TensorData } from "../core/types.js";
 import { dimsToString } from "../repository/config-numbers.js";
 import { confinedPath } from "../repository/confinement.js";
 import type { ModelSpec } from "../repository/model-spec.js";
-import { validateRequest } from "../scheduler/request-validation.js";
-import type { VersionExecutor } from "./version-state.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
+import { validateRequest } from "./request-validation.js";
 
 /** Most bytes one warmup input may take (a sample is a config's word, not a request, but still bounded). */
 const MAX_WARMUP_INPUT_BYTES = 256 * 1024 * 1024;
@@ -48,11 +48,11 @@ function sampleData(
   return new info.typedArray(bytes.buffer) as TensorData;
 }
 
-/** Runs every warmup sample of `config` on `executor`; rejects with the first failure. */
+/** Runs every warmup sample of `config` through `scheduler`; rejects with the first failure. */
 export async function runWarmup(
   config: ModelConfig,
   spec: ModelSpec,
-  executor: VersionExecutor,
+  scheduler: Scheduler,
   directory: string,
   clock: Clock,
 ): Promise<void> {
@@ -114,7 +114,7 @@ export async function runWarmup(
     for (let run = 0; run < Math.max(1, sample.count ?? 1); run++) {
       try {
         const request = { model: spec.name, inputs };
-        await executor.submit(validateRequest(spec, request), clock.nowNs());
+        await scheduler.submit(validateRequest(spec, request), clock.nowNs());
       } catch (error) {
         throw sampleError(name, (error as Error).message);
       }

@@ -4,30 +4,15 @@
  * caller unwraps an optional scheduler. A name the lifecycle does not hold is UNKNOWN.
  */
 import type { ModelConfig } from "@tbench/proto";
-import type { InferenceResponse } from "../core/types.js";
 import type { ModelSpec } from "../repository/model-spec.js";
-import type { SecondaryStats } from "../scheduler/model-scheduler.js";
-import type { ValidatedRequest } from "../scheduler/request-validation.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
 import type { ModelStatsCollector } from "../stats/model-stats.js";
 
-/** Runs the requests of one loaded version: a dynamic batcher over instances, or an ensemble's steps. */
-export interface VersionExecutor {
-  /**
-   * Runs a validated request; `startNs`: when the core received it; `secondary` is told of its success
-   * too (an ensemble request summing its member requests' figures).
-   */
-  submit(request: ValidatedRequest, startNs: number, secondary?: SecondaryStats): Promise<InferenceResponse>;
-  /** Graceful: stops accepting, answers every accepted request, then ends its workers. Idempotent. */
-  close(): Promise<void>;
-  /** Now: fails every request still queued (UNAVAILABLE), ends its workers. Idempotent. */
-  destroy(): Promise<void>;
-}
-
-/** A loaded version: its resolved config and what runs its requests. */
+/** A loaded version: its resolved config and the scheduler that runs its requests. */
 export interface ServedVersion {
   readonly config: ModelConfig;
   readonly spec: ModelSpec;
-  readonly executor: VersionExecutor;
+  readonly scheduler: Scheduler;
 }
 
 export type VersionState =
@@ -87,7 +72,7 @@ export async function closeModelEntry(
   onUnloaded?: (version: string) => void,
   now = false,
 ): Promise<void> {
-  const end = (served: ServedVersion) => (now ? served.executor.destroy() : served.executor.close());
+  const end = (served: ServedVersion) => (now ? served.scheduler.destroy() : served.scheduler.close());
   if (entry.kind === "failed") return;
   await Promise.all(
     [...entry.versions.values()].map(async (v) => {
@@ -99,7 +84,7 @@ export async function closeModelEntry(
         onUnloaded?.(v.version);
       } else if (state.name === "UNLOADING" && now) {
         // A graceful close in progress, cut short.
-        await state.served.executor.destroy();
+        await state.served.scheduler.destroy();
       } else if (state.name === "UNAVAILABLE" && state.leftover) {
         await end(state.leftover);
         v.state = { name: "UNAVAILABLE", reason: state.reason };

@@ -7,10 +7,11 @@ import { describe, it } from "node:test";
 import { bytesDataFromArrays, bytesDataToStrings } from "../core/bytes-data.js";
 import { ServerError } from "../core/server-error.js";
 import type { BytesData, Tensor } from "../core/types.js";
+import { validateRequest } from "../lifecycle/request-validation.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
 import { tensorSpec } from "../testing/tensor-spec.js";
 import { assembleBatch, splitOutputs } from "./batch-assembly.js";
-import { type ValidatedRequest, validateRequest } from "./request-validation.js";
+import type { ValidatedRequest } from "./scheduler.js";
 
 const io = tensorSpec;
 

@@ -10,7 +10,7 @@ import { worthTransferring } from "../core/thread-transfer.js";
 import type { BytesData, Tensor } from "../core/types.js";
 import type { ThreadTensor } from "../instances/worker-protocol.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
-import type { ValidatedRequest } from "./request-validation.js";
+import type { ValidatedRequest } from "./scheduler.js";
 
 /** The model inputs of a batch and the buffers to transfer. */
 export interface AssembledBatch {

@@ -9,12 +9,12 @@ import { ServerError } from "../core/server-error.js";
 import type { BytesData, InferenceResponse } from "../core/types.js";
 import type { PoolRun } from "../instances/instance-pool.js";
 import type { InstanceRunResult } from "../instances/model-instance.js";
+import { validateRequest } from "../lifecycle/request-validation.js";
 import type { DynamicBatchingSpec, ModelSpec } from "../repository/model-spec.js";
 import { createModelStats } from "../stats/model-stats.js";
 import { createFakeClock, type FakeClock } from "../testing/fake-clock.js";
 import { queuePolicy } from "../testing/queue-policy.js";
 import { createModelScheduler, type ModelSchedulerOptions } from "./model-scheduler.js";
-import { validateRequest } from "./request-validation.js";
 
 const policy = queuePolicy;
 
@@ -102,6 +102,7 @@ function harness(
   let busy = 0;
   const pool = {
     hasIdle: () => busy < instances,
+    close: async () => {},
     run(batch: PoolRun): Promise<InstanceRunResult> {
       busy++;
       const input = batch.inputs[0]!;

@@ -16,19 +16,13 @@ import { assembleBatch, splitOutputs } from "./batch-assembly.js";
 import { classify } from "./classification.js";
 import { type BatchableEntry, type BatcherSettings, decideBatch } from "./dynamic-batcher.js";
 import { PriorityQueue } from "./priority-queue.js";
-import type { ValidatedRequest } from "./request-validation.js";
+import type { Scheduler, SecondaryStats, ValidatedRequest } from "./scheduler.js";
 
-/** One version's scheduler. */
-export interface ModelScheduler {
-  /**
-   * Queues a validated request; resolves with its response. `startNs`: when the core received it.
-   * `secondary`: also told of the request's success, with the same figures (Triton's secondary stats
-   * aggregator: an ensemble sums its member requests' compute times this way).
-   */
-  submit(request: ValidatedRequest, startNs: number, secondary?: SecondaryStats): Promise<InferenceResponse>;
+/** One version's scheduler over its instances; it owns the pool it is given (close and destroy end it). */
+export interface ModelScheduler extends Scheduler {
   /** An instance became idle. */
   instanceIdle(): void;
-  /** Stops accepting requests and resolves once every accepted one is answered. */
+  /** Stops accepting requests and resolves once every accepted one is answered (the pool stays open). */
   drain(): Promise<void>;
   /**
    * No instance can run a batch again (every one died): fails every queued request and every later one with
@@ -37,13 +31,10 @@ export interface ModelScheduler {
   abandon(error: ServerError): void;
 }
 
-/** A second collector of one request's success figures (a subset of ModelStatsCollector). */
-export type SecondaryStats = Pick<ModelStatsCollector, "requestSucceeded">;
-
 export interface ModelSchedulerOptions {
   readonly spec: ModelSpec;
   readonly version: string;
-  readonly pool: Pick<InstancePool, "hasIdle" | "run">;
+  readonly pool: Pick<InstancePool, "hasIdle" | "run" | "close">;
   readonly clock: Clock;
   readonly stats: ModelStatsCollector;
   /** Labels per output name (classification). */
@@ -108,6 +99,7 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
   let timer: TimerHandle | undefined;
   let passScheduled = false;
   let stopping = false;
+  let closing: Promise<void> | undefined;
   let abandoned: ServerError | undefined;
   let inFlight = 0;
   let nextSeq = 0;
@@ -275,6 +267,25 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
     queueMicrotask(pass);
   }
 
+  function abandon(error: ServerError): void {
+    if (abandoned) return;
+    abandoned = error;
+    timer?.cancel();
+    timer = undefined;
+    const queued = [...queue.ordered()];
+    queue.remove(new Set(queued));
+    for (const entry of queued) fail(entry, error, "BACKEND");
+    checkDrained();
+  }
+
+  function drain(): Promise<void> {
+    stopping = true;
+    return new Promise<void>((resolve) => {
+      drainWaiters.push(resolve);
+      schedulePass();
+    });
+  }
+
   return {
     submit(validated, startNs, secondary) {
       const request = validated.request;
@@ -332,22 +343,15 @@ export function createModelScheduler(options: ModelSchedulerOptions): ModelSched
       });
     },
     instanceIdle: schedulePass,
-    abandon(error) {
-      if (abandoned) return;
-      abandoned = error;
-      timer?.cancel();
-      timer = undefined;
-      const queued = [...queue.ordered()];
-      queue.remove(new Set(queued));
-      for (const entry of queued) fail(entry, error, "BACKEND");
-      checkDrained();
+    abandon,
+    drain,
+    close() {
+      closing ??= drain().then(() => options.pool.close());
+      return closing;
     },
-    drain() {
-      stopping = true;
-      return new Promise<void>((resolve) => {
-        drainWaiters.push(resolve);
-        schedulePass();
-      });
+    destroy() {
+      abandon(new ServerError("UNAVAILABLE", "Server is stopping"));
+      return options.pool.close();
     },
   };
 }

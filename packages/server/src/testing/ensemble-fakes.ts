@@ -11,8 +11,8 @@ import { validateEnsembleConfig } from "../ensemble/ensemble-dependencies.js";
 import type { MemberInfo } from "../ensemble/ensemble-members-check.js";
 import { createEnsembleScheduler, type InferMember } from "../ensemble/ensemble-scheduler.js";
 import type { MemberStatsSink } from "../ensemble/ensemble-stats.js";
+import { validateRequest } from "../lifecycle/request-validation.js";
 import { modelSpecFromConfig } from "../repository/model-spec.js";
-import { validateRequest } from "../scheduler/request-validation.js";
 import { createModelStats } from "../stats/model-stats.js";
 import { createFakeClock } from "./fake-clock.js";
 

@@ -90,14 +90,5 @@ export async function loadEnsembleVersion(
     clock: deps.clock,
     stats,
   });
-  return {
-    config,
-    spec: modelSpecFromConfig(config),
-    executor: {
-      submit: (request, startNs) => scheduler.submit(request, startNs),
-      close: () => scheduler.close(),
-      // Its steps in flight fail as their members are destroyed; the ensemble answers them, then ends.
-      destroy: () => scheduler.close(),
-    },
-  };
+  return { config, spec: modelSpecFromConfig(config), scheduler };
 }

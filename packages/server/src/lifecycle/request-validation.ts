@@ -15,25 +15,7 @@ import { ServerError } from "../core/server-error.js";
 import type { BytesData, InferenceRequest, Tensor } from "../core/types.js";
 import { dimsToString } from "../repository/config-numbers.js";
 import type { ModelSpec, TensorSpec } from "../repository/model-spec.js";
-
-/** One validated input. */
-export interface ValidatedInput {
-  readonly spec: TensorSpec;
-  readonly tensor: Tensor;
-  /** Shape without the batch dimension, after reshape: what the model sees per batch row. */
-  readonly shape: readonly number[];
-}
-
-/** A request that passed validation. */
-export interface ValidatedRequest {
-  readonly request: InferenceRequest;
-  /** Triton's batch size: the first dimension when max_batch_size > 0, else 0. */
-  readonly batchSize: number;
-  /** In config input order. */
-  readonly inputs: readonly ValidatedInput[];
-  /** Requested outputs (all of the config's when the request names none), in config order. */
-  readonly outputs: readonly TensorSpec[];
-}
+import type { ValidatedInput, ValidatedRequest } from "../scheduler/scheduler.js";
 
 /** The largest tensor dimension onnxruntime-node's binding accepts (2^32 - 1; Triton's backend takes int64). */
 const MAX_ORT_DIM = 4294967295;
