@@ -28,7 +28,7 @@ import { type GrpcServerSettings, grpcChannelOptions, ignoredGrpcSettings } from
 import { grpcStatusOf } from "./grpc-status.js";
 import { type GrpcTlsOptions, serverCredentials } from "./grpc-tls.js";
 import { type InferContext, runUnaryInfer } from "./infer-handlers.js";
-import { createProtocolGuard } from "./restricted-protocols.js";
+import { createProtocolGuard, type RpcName } from "./restricted-protocols.js";
 import { type StreamCall, serveStream } from "./stream-infer-handler.js";
 
 /** Options of createGrpcFrontEnd. */
@@ -153,7 +153,7 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
 
   /** Wraps a handler that returns the response (or throws) into a grpc-js unary handler. */
   const unary =
-    (method: string, serve: (request: unknown, signal: CancelSignal) => unknown) =>
+    (method: RpcName, serve: (request: unknown, signal: CancelSignal) => unknown) =>
     (call: UnaryCall, callback: Callback): void => {
       // Triton answers a shutting-down server's infer before its restriction (infer_handler.cc).
       const refused = method === "ModelInfer" && !accepting ? undefined : guard(method, call.metadata);
@@ -179,10 +179,9 @@ export async function createGrpcFrontEnd(options: GrpcFrontEndOptions): Promise<
     };
 
   const implementation: grpcJs.UntypedServiceImplementation = {};
-  for (const [name, handler] of Object.entries(API_HANDLERS)) {
-    implementation[name] = unary(name, (request) =>
-      (handler as (c: InferenceCore, r: unknown) => unknown)(core, request),
-    );
+  for (const name of Object.keys(API_HANDLERS) as (keyof typeof API_HANDLERS)[]) {
+    const handler = API_HANDLERS[name] as (c: InferenceCore, r: unknown) => unknown;
+    implementation[name] = unary(name, (request) => handler(core, request));
   }
   implementation["ModelInfer"] = unary("ModelInfer", (request, signal) =>
     runUnaryInfer(context, request as Parameters<typeof runUnaryInfer>[1], signal),

@@ -6,7 +6,7 @@
  * 'triton-grpc-protocol-<key>'` (Triton's code and words, not PERMISSION_DENIED).
  */
 import type { Metadata } from "@grpc/grpc-js";
-import { GRPC_STATUS } from "@tbench/proto";
+import { GRPC_STATUS, type grpcInferenceServiceMethods } from "@tbench/proto";
 import {
   GRPC_RESTRICTED_HEADER_PREFIX,
   type RestrictedApis,
@@ -14,8 +14,17 @@ import {
 } from "../core/restricted-api.js";
 import type { GrpcStatus } from "./grpc-status.js";
 
-/** The restricted category of each RPC served (method name as in the service definition). */
-export const RPC_CATEGORY: Readonly<Record<string, RestrictedCategory>> = {
+/**
+ * An RPC tbench-server serves: a method of inference.GRPCInferenceService (from the generated service
+ * definition, so a method the proto gains is a name here at once) or grpc.health.v1 Check.
+ */
+export type RpcName = keyof typeof grpcInferenceServiceMethods | "Check";
+
+/**
+ * The restricted category of each RPC served. Keyed by every RpcName: a method missing here is a compile
+ * error, never an RPC that slips past --grpc-restricted-protocol.
+ */
+export const RPC_CATEGORY: Readonly<Record<RpcName, RestrictedCategory>> = {
   ServerLive: "health",
   ServerReady: "health",
   ModelReady: "health",
@@ -40,14 +49,13 @@ export const RPC_CATEGORY: Readonly<Record<string, RestrictedCategory>> = {
 };
 
 /** Answers the status refusing a call to `method`, or undefined when the call may go on. */
-export type ProtocolGuard = (method: string, metadata: Metadata) => GrpcStatus | undefined;
+export type ProtocolGuard = (method: RpcName, metadata: Metadata) => GrpcStatus | undefined;
 
 /** The guard for `protocols`; with none restricted it lets everything through at no cost. */
 export function createProtocolGuard(protocols: RestrictedApis): ProtocolGuard {
   if (Object.keys(protocols).length === 0) return () => undefined;
   return (method, metadata) => {
-    const category = RPC_CATEGORY[method];
-    const restriction = category === undefined ? undefined : protocols[category];
+    const restriction = protocols[RPC_CATEGORY[method]];
     if (restriction === undefined) return undefined;
     const header = GRPC_RESTRICTED_HEADER_PREFIX + restriction.key;
     // The first value of that key counts (Triton's multimap find); grpc-js lowercases the key.
