@@ -31,7 +31,7 @@ export {
 } from "./float16.js";
 export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
 export { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "./integer-ranges.js";
-export { findDataSpans, skipValue, type TextSpan } from "./json-data-spans.js";
+export { findDataSpans, forEachDataElement, type TextSpan } from "./json-data-spans.js";
 export type {
   BatchInput,
   BatchInput_Kind,
@@ -77,6 +77,8 @@ export type { ParseTextFormatOptions } from "./pbtxt/parser.js";
 export { parseTextFormat } from "./pbtxt/parser.js";
 export { printTextFormat } from "./pbtxt/printer.js";
 export type { TextMessage, TextScalar, TextValue } from "./pbtxt/text-message.js";
+export type { PrometheusSample, PrometheusSamples } from "./prometheus-text.js";
+export { parsePrometheusText } from "./prometheus-text.js";
 export { modelConfigType, protoRoot } from "./proto-root.js";
 export type { ClientErrorKind, GrpcStatusName, TritonErrorCode, TritonStatusRow } from "./status-codes.js";
 export {

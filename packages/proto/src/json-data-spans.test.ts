@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { findDataSpans, skipValue } from "./json-data-spans.js";
+import { findDataSpans, forEachDataElement, skipValue } from "./json-data-spans.js";
 
 function dataTexts(text: string, key: string): (string | undefined)[] {
   JSON.parse(text); // the walker expects valid JSON, as the decoder hands it over
@@ -44,5 +44,17 @@ describe("findDataSpans: the source text JSON.parse's values came from", () => {
       if (text[i] === "]") break;
     }
     assert.deepEqual(ends, ["12.5e-3", '"a\\"b"', '{"x":[1,{"y":"}"}]}', "true", "null"]);
+  });
+});
+
+describe("forEachDataElement: each leaf element's text, row-major", () => {
+  test("flattens nested arrays and skips separators and whitespace", () => {
+    const text = '{"data": [[1, -22 ,9223372036854775807],[ 3e2,"x" ]]}';
+    const span = findDataSpans(`{"inputs":[${text}]}`, "inputs")[0];
+    assert.ok(span !== undefined);
+    const whole = `{"inputs":[${text}]}`;
+    const seen: string[] = [];
+    forEachDataElement(whole, span, (start, end) => seen.push(whole.slice(start, end)));
+    assert.deepEqual(seen, ["1", "-22", "9223372036854775807", "3e2", '"x"']);
   });
 });

@@ -75,6 +75,29 @@ export function skipValue(text: string, i: number): number {
 }
 
 /**
+ * Calls `visit` with the start and end of each leaf element of the `data` array at `span`, in document
+ * (row-major) order, nested arrays flattened: the element's source text is `text.slice(start, end)`.
+ * The decoders read 64-bit integers from these texts.
+ */
+export function forEachDataElement(
+  text: string,
+  span: TextSpan,
+  visit: (start: number, end: number) => void,
+): void {
+  let p = span.start;
+  while (p < span.end) {
+    const c = text.charCodeAt(p);
+    if (c === OPEN_ARRAY || c === CLOSE_ARRAY || c === COMMA || c <= 0x20) {
+      p++; // [ ] , and whitespace between elements
+      continue;
+    }
+    const end = skipValue(text, p);
+    visit(p, end);
+    p = end;
+  }
+}
+
+/**
  * Walks the members of the object at `i`, calling `visit` with each key and the index of its value;
  * `visit` returns the index after the value (it may walk into it). Returns the index after the object.
  */

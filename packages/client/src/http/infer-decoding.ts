@@ -6,7 +6,7 @@
  * INT64 and UINT64 `data` is read from its digits (json-data-spans.ts): JSON.parse would round every value
  * past 2^53.
  */
-import { type Datatype, findDataSpans, isDatatype, skipValue, type TextSpan } from "@tbench/proto";
+import { type Datatype, findDataSpans, forEachDataElement, isDatatype, type TextSpan } from "@tbench/proto";
 import { MalformedResponseError } from "../errors.js";
 import {
   createInferResult,
@@ -51,18 +51,10 @@ const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
 function exactElements(text: string, span: TextSpan, parsed: readonly unknown[]): unknown[] {
   const flat = parsed.flat(Number.POSITIVE_INFINITY) as unknown[];
   const out: unknown[] = [];
-  let p = span.start;
-  while (p < span.end) {
-    const c = text.charCodeAt(p);
-    if (c === 0x5b || c === 0x5d || c === 0x2c || c <= 0x20) {
-      p++; // [ ] , and whitespace between elements
-      continue;
-    }
-    const end = skipValue(text, p);
-    const literal = text.slice(p, end);
+  forEachDataElement(text, span, (start, end) => {
+    const literal = text.slice(start, end);
     out.push(INTEGER_LITERAL.test(literal) ? BigInt(literal) : flat[out.length]);
-    p = end;
-  }
+  });
   return out;
 }
 

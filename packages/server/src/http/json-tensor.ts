@@ -14,8 +14,8 @@ import {
   type Datatype,
   type DatatypeInfo,
   datatypeInfo,
+  forEachDataElement,
   NARROW_INTEGER_RANGES,
-  skipValue,
   type TextSpan,
   WIDE_INTEGER_RANGES,
 } from "@tbench/proto";
@@ -124,16 +124,9 @@ function decode64(
   const { text, span } = source;
   const [min, max] = unsigned ? WIDE_INTEGER_RANGES.UINT64 : WIDE_INTEGER_RANGES.INT64;
   let i = 0;
-  let p = span.start;
-  while (p < span.end) {
-    const c = text.charCodeAt(p);
-    if (c === 0x5b || c === 0x5d || c === 0x2c || c <= 0x20) {
-      p++; // [ ] , and whitespace between elements
-      continue;
-    }
-    const end = skipValue(text, p);
+  forEachDataElement(text, span, (p, end) => {
     if (i < out.length) {
-      const digitsStart = c === 0x2d ? p + 1 : p; // '-'
+      const digitsStart = text.charCodeAt(p) === 0x2d ? p + 1 : p; // '-'
       const digits = end - digitsStart;
       let literal = digits > 0 && (digits === 1 || text.charCodeAt(digitsStart) !== 0x30);
       for (let k = digitsStart; literal && k < end; k++) {
@@ -146,8 +139,7 @@ function decode64(
       out[i] = value;
     }
     i++;
-    p = end;
-  }
+  });
   // The text and JSON.parse's value are the same document: their counts agree.
   if (i !== flat.length) throw new Error(`JSON data text holds ${i} elements, its value ${flat.length}`);
 }

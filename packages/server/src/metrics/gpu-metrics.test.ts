@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parsePrometheusText } from "@tbench/proto";
 import { silentLogger } from "../core/logger.js";
 import { createFakeCore } from "../testing/fake-core.js";
 import { nvidiaSmiQuery, parseNvidiaSmiCsv } from "./gpu-metrics.js";
 import { createMetricsServer } from "./metrics-server.js";
-import { parsePrometheusText } from "./prometheus-text.js";
 
 const MIB = 1024 * 1024;
 

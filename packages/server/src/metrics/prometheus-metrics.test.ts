@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parsePrometheusText } from "@tbench/proto";
 import { silentLogger } from "../core/logger.js";
 import type { ModelStatistics } from "../core/types.js";
 import { createFakeCore } from "../testing/fake-core.js";
 import { createLatencySummaries } from "./latency-summaries.js";
 import { parseMetricsConfig } from "./metrics-config.js";
 import { createMetricsServer } from "./metrics-server.js";
-import { parsePrometheusText } from "./prometheus-text.js";
 
 const d = (count: number, ns: number) => ({ count, ns });
 

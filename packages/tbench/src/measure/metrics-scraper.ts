@@ -1,4 +1,4 @@
-import { parsePrometheusText } from "./prometheus-text.js";
+import { parsePrometheusText } from "@tbench/proto";
 
 /** Per-GPU figures over one window, the ones perf_analyzer reports (`--collect-metrics`). */
 export interface GpuMetrics {
@@ -65,7 +65,8 @@ export function createMetricsScraper(options: MetricsScraperOptions): MetricsScr
       return;
     }
     scrapes += 1;
-    for (const sample of parsePrometheusText(text)) {
+    for (const sample of parsePrometheusText(text).samples) {
+      if (!Number.isFinite(sample.value)) continue;
       const uuid = sample.labels["gpu_uuid"];
       if (uuid !== undefined) {
         let gpu = gpus.get(uuid);
