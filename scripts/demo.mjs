@@ -48,14 +48,11 @@ const {
 
 const LEVELS = [1, 2, 4, 8, 16, 32];
 
-/** The built-in server for the batching demo (quiet); the tbench-server command for --gpu (its log shown). */
+/**
+ * The tbench-server command (built) in a child process, as users run it; of its log, the lines saying where
+ * heavy_gpu's instance runs (--gpu) and any error are shown.
+ */
 function startDemoServer() {
-  if (gpuProvider === undefined) {
-    return spawn(process.execPath, ["packages/tbench/bench/serve-models.mjs", pair.before, pair.after], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-  }
   const args = ["--model-repository", "examples/models", "--model-control-mode", "explicit"];
   args.push(
     "--load-model",
@@ -67,7 +64,7 @@ function startDemoServer() {
     "--metrics-port",
     "0",
   );
-  args.push("--gpu-execution-provider", gpuProvider);
+  if (gpuProvider !== undefined) args.push("--gpu-execution-provider", gpuProvider);
   console.log(`> tbench-server ${args.join(" ")}`);
   return spawn(process.execPath, ["packages/server/bin/tbench-server.mjs", ...args], {
     cwd: root,
@@ -78,16 +75,11 @@ function startDemoServer() {
 const server = startDemoServer();
 const urls = await new Promise((resolve, reject) => {
   let text = "";
-  const stream = gpuProvider === undefined ? server.stdout : server.stderr;
-  stream.on("data", (chunk) => {
+  server.stderr.on("data", (chunk) => {
     text += chunk.toString();
     const lines = text.split("\n");
     text = lines.pop() ?? "";
     for (const line of lines) {
-      if (gpuProvider === undefined) {
-        if (line.startsWith("{")) resolve(JSON.parse(line));
-        continue;
-      }
       // Where heavy_gpu runs, or why it fell back, and any error; Dawn's own warnings are left out.
       if (/'heavy_gpu' version|^E /.test(line)) console.log(line);
       const started = /Started HTTPService at (\S+)/.exec(line);

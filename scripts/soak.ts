@@ -9,15 +9,13 @@
  * descriptors flat (the last quarter's mean within SOAK_FLAT_PERCENT, default 10%, of the second quarter's)
  * and no unexpected error. Exits 1 when the verdict fails.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { ROOT, startTbenchServer, type TbenchServer } from "@tbench/bench-kit";
 import { createGrpcClient, createHttpClient, type InferenceClient, type InferInput } from "@tbench/client";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const MINUTES = Number(process.env["SOAK_MINUTES"] ?? 10);
 const SAMPLE_SECONDS = Number(process.env["SOAK_SAMPLE_SECONDS"] ?? 10);
 const FLAT_PERCENT = Number(process.env["SOAK_FLAT_PERCENT"] ?? 10);
@@ -127,63 +125,15 @@ async function mustFail(kind: string, codes: string, call: () => Promise<unknown
   throw new Error(`${kind}: expected ${codes}, got success`);
 }
 
-interface ChildServer {
-  readonly child: ChildProcess;
-  readonly httpUrl: string;
-  readonly grpcAddress: string;
-  readonly metricsUrl: string;
-}
-
-/** Starts the server's command line; resolves with its addresses from its startup lines. */
-async function startServer(): Promise<ChildServer> {
-  const args = [
-    "--conditions=source",
-    "--import",
-    "tsx",
-    join(ROOT, "packages/server/src/cli/main.ts"),
-    "--model-repository",
-    join(ROOT, "examples/models"),
-    "--model-control-mode",
-    "explicit",
-    ...MODELS.flatMap((m) => ["--load-model", m]),
-    "--http-port",
-    "0",
-    "--grpc-port",
-    "0",
-    "--metrics-port",
-    "0",
-  ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let text = "";
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      const http = /Started HTTPService at ([\d.]+:\d+)/.exec(text);
-      const grpc = /Started GRPCInferenceService at ([\d.]+:\d+)/.exec(text);
-      const metrics = /Started Metrics Service at ([\d.]+:\d+)/.exec(text);
-      if (http && grpc && metrics) {
-        child.stdout?.off("data", onData);
-        child.stderr?.off("data", onData);
-        // Keep draining the child's output so its pipes never fill; errors it logs are counted.
-        const watch = (c: Buffer) => {
-          for (const line of c.toString().split("\n")) if (/^E /.test(line)) problem(`server log: ${line}`);
-        };
-        child.stdout?.on("data", watch);
-        child.stderr?.on("data", watch);
-        resolve({
-          child,
-          httpUrl: `http://${http[1]}`,
-          grpcAddress: grpc[1]!,
-          metricsUrl: `http://${metrics[1]}/metrics`,
-        });
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) =>
-      reject(new Error(`tbench-server exited (${code}) before listening:\n${text}`)),
-    );
-  });
+/** Starts the server's command line from source; errors it logs ("E ...") after it listens are problems. */
+async function startServer(): Promise<TbenchServer> {
+  const server = await startTbenchServer({ from: "source", models: MODELS, grpc: true, metrics: true });
+  const watch = (chunk: Buffer) => {
+    for (const line of chunk.toString().split("\n")) if (/^E /.test(line)) problem(`server log: ${line}`);
+  };
+  server.child.stdout?.on("data", watch);
+  server.child.stderr?.on("data", watch);
+  return server;
 }
 
 function procSample(pid: number): { rssMiB: number; fds: number; threads: number } {
@@ -217,9 +167,9 @@ function flatness(values: readonly number[], slack: number) {
 
 async function main(): Promise<void> {
   const server = await startServer();
-  const pid = server.child.pid!;
+  const { pid } = server;
   const http = createHttpClient({ url: server.httpUrl, timeoutMs: 30_000 });
-  const grpc = createGrpcClient({ url: server.grpcAddress, timeoutMs: 30_000 });
+  const grpc = createGrpcClient({ url: server.grpcAddress!, timeoutMs: 30_000 });
   const startLoad = loadavg();
   const started = Date.now();
   const samples: Sample[] = [];
@@ -268,7 +218,7 @@ async function main(): Promise<void> {
         await client.modelConfig(MODELS[(n + 1) % 4]!);
         await client.modelStatistics(MODELS[(n + 2) % 4]!);
         await client.repositoryIndex();
-        const metrics = await fetch(server.metricsUrl);
+        const metrics = await fetch(server.metricsUrl!);
         if (metrics.status !== 200) throw new Error(`metrics: ${metrics.status}`);
         await metrics.text();
       },
@@ -331,9 +281,8 @@ async function main(): Promise<void> {
   await Promise.allSettled(workers);
   await http.close();
   await grpc.close();
-  const exited = new Promise((resolve) => server.child.once("exit", resolve));
-  server.child.kill("SIGTERM");
-  const exitCode = await exited;
+  await server.close();
+  const exitCode = await server.exited;
 
   const rss = flatness(
     samples.map((s) => s.rssMiB),

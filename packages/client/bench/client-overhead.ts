@@ -16,7 +16,7 @@
 // `--quick` (or BENCH_QUICK=1): a short smoke run, written under the system's temporary folder unless
 // --out DIR / BENCH_RESULTS_DIR says where; `--only health|infer-binary|infer-json`: one case, written
 // nowhere.
-import { Pool } from "undici";
+
 import {
   atLeast,
   benchOptions,
@@ -25,13 +25,14 @@ import {
   medianRatio,
   rotate,
   startEnvironment,
+  startTbenchServer,
   type Verdict,
   verdictMarkdown,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
+import { Pool } from "undici";
 import { createHttpClient, type InferenceClient, type InferRequest } from "../src/index.js";
 import { type Call, captureRequest, rawDispatch, rawOptions, rawRequest } from "./raw-undici.js";
-import { spawnServer } from "./spawn-server.js";
 
 const IN_FLIGHT = 16;
 const options = benchOptions();
@@ -177,12 +178,12 @@ async function measureCase(c: Case): Promise<Row> {
 
 async function main(): Promise<void> {
   const finishEnvironment = startEnvironment(options);
-  const server = await spawnServer(["identity_fp32"]);
-  const pool = new Pool(server.url, { connections: IN_FLIGHT });
-  const client = createHttpClient({ url: server.url, connections: IN_FLIGHT, maxRetries: 0 });
+  const server = await startTbenchServer({ from: "source", models: ["identity_fp32"] });
+  const pool = new Pool(server.httpUrl, { connections: IN_FLIGHT });
+  const client = createHttpClient({ url: server.httpUrl, connections: IN_FLIGHT, maxRetries: 0 });
   try {
     const rows: Row[] = [];
-    for (const c of await buildCases(server.url, client, pool)) rows.push(await measureCase(c));
+    for (const c of await buildCases(server.httpUrl, client, pool)) rows.push(await measureCase(c));
     const environment = finishEnvironment();
     const result = {
       benchmark: "@tbench/client per-call overhead vs raw undici (request and dispatch), 16 calls in flight",

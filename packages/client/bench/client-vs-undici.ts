@@ -10,7 +10,7 @@
 // Writes bench-results/client.{json,md}. Run: npm run bench:client
 //   --quick or BENCH_QUICK=1: a short smoke run, written under the system's temporary folder unless
 //   --out DIR / BENCH_RESULTS_DIR says where.
-import { Pool } from "undici";
+
 import {
   atLeast,
   benchOptions,
@@ -19,12 +19,13 @@ import {
   medianRatio,
   rotate,
   startEnvironment,
+  startTbenchServer,
   verdictMarkdown,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
+import { Pool } from "undici";
 import { createHttpClient, type InferRequest } from "../src/index.js";
 import { type Call, captureRequest, rawDispatch, rawOptions, rawRequest } from "./raw-undici.js";
-import { spawnServer } from "./spawn-server.js";
 
 const options = benchOptions();
 const QUICK = options.quick;
@@ -108,15 +109,15 @@ function versus(client: number[], rounds: PerContender<number[]>, better: "lower
 
 async function main(): Promise<void> {
   const finishEnvironment = startEnvironment(options);
-  const server = await spawnServer(["identity_fp32"]);
-  const pool = new Pool(server.url, { connections: 1 });
-  const client = createHttpClient({ url: server.url, connections: 1, maxRetries: 0 });
-  const wireClient = createHttpClient({ url: server.url, connections: 1, maxRetries: 0, engine: "wire" });
+  const server = await startTbenchServer({ from: "source", models: ["identity_fp32"] });
+  const pool = new Pool(server.httpUrl, { connections: 1 });
+  const client = createHttpClient({ url: server.httpUrl, connections: 1, maxRetries: 0 });
+  const wireClient = createHttpClient({ url: server.httpUrl, connections: 1, maxRetries: 0, engine: "wire" });
   try {
     const contenders = async (req: InferRequest, check: (length: number) => void) => {
       const wire = rawOptions(
-        server.url,
-        await captureRequest(server.url, (c) => c.prepareInfer("identity_fp32", req).send()),
+        server.httpUrl,
+        await captureRequest(server.httpUrl, (c) => c.prepareInfer("identity_fp32", req).send()),
       );
       const prepared = client.prepareInfer("identity_fp32", req);
       const wirePrepared = wireClient.prepareInfer("identity_fp32", req);

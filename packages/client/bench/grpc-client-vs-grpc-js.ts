@@ -8,7 +8,6 @@
 // Target: client.infer() >= 0.9x raw grpc-js calls/s. Writes bench-results/client-grpc.{json,md}.
 // Run: npm run bench:client-grpc (--quick or BENCH_QUICK=1: a short run written outside bench-results/).
 import * as grpcJs from "@grpc/grpc-js";
-import { grpcInferenceServiceMethods } from "@tbench/proto";
 import {
   atLeast,
   benchOptions,
@@ -17,13 +16,14 @@ import {
   medianRatio,
   rotate,
   startEnvironment,
+  startTbenchServer,
   type Verdict,
   verdictMarkdown,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
+import { grpcInferenceServiceMethods } from "@tbench/proto";
 import { encodeGrpcInferRequest } from "../src/grpc/grpc-infer-codec.js";
 import { createGrpcClient, type InferRequest } from "../src/index.js";
-import { spawnServer } from "./spawn-server.js";
 
 const options = benchOptions();
 const QUICK = options.quick;
@@ -64,10 +64,11 @@ async function rateFor(run: Call, concurrency: number, ms: number): Promise<numb
 
 async function main(): Promise<void> {
   const finishEnvironment = startEnvironment(options);
-  const server = await spawnServer(["simple"]);
+  const server = await startTbenchServer({ from: "source", models: ["simple"], grpc: true });
+  const grpcAddress = server.grpcAddress!;
   const channelOptions = { "grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1 };
-  const raw = new grpcJs.Client(server.grpcAddress, grpcJs.credentials.createInsecure(), channelOptions);
-  const client = createGrpcClient({ url: server.grpcAddress, maxRetries: 0 });
+  const raw = new grpcJs.Client(grpcAddress, grpcJs.credentials.createInsecure(), channelOptions);
+  const client = createGrpcClient({ url: grpcAddress, maxRetries: 0 });
   const identity = (b: Buffer) => b;
   const path = grpcInferenceServiceMethods.ModelInfer.path;
   const bytes = encodeGrpcInferRequest("simple", REQUEST); // the exact bytes the client sends

@@ -2,16 +2,17 @@
 // tbench-server in a child process, for a few seconds, printing calls/s. Profile it with e.g.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof --conditions=source --import tsx \
 //     packages/client/bench/profile-loop.ts health|infer-binary|infer-json [seconds] [undici|wire]
+
+import { startTbenchServer } from "@tbench/bench-kit";
 import { createHttpClient } from "../src/index.js";
-import { spawnServer } from "./spawn-server.js";
 
 const target = process.argv[2] ?? "health";
 const seconds = Number(process.argv[3] ?? 5);
 const engine = process.argv[4] === "wire" ? "wire" : "undici";
 const IN_FLIGHT = 16;
 
-const server = await spawnServer(["identity_fp32"]);
-const client = createHttpClient({ url: server.url, connections: IN_FLIGHT, maxRetries: 0, engine });
+const server = await startTbenchServer({ from: "source", models: ["identity_fp32"] });
+const client = createHttpClient({ url: server.httpUrl, connections: IN_FLIGHT, maxRetries: 0, engine });
 const binary = target === "infer-binary";
 const prepared = client.prepareInfer("identity_fp32", {
   inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: Float32Array.of(1.5) }],

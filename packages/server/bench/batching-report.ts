@@ -7,7 +7,7 @@ import {
   type Spread,
   type Verdict,
   verdictMarkdown,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
 
 /** One tbench run against the server. */
 export interface ServerRound {

@@ -20,12 +20,12 @@ import {
   perRoundRatios,
   ROOT,
   rotate,
+  runTbenchCli,
   shareOfLimit,
   spread,
   startEnvironment,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
-import { runTbenchCli } from "../../../scripts/bench/run-tbench.js";
+} from "@tbench/bench-kit";
 import { silentLogger, startServer } from "../src/index.js";
 import {
   type BatchingResult,

@@ -7,6 +7,7 @@ import {
   atMost,
   type Environment,
   environmentMarkdown,
+  type LoadFigure,
   median,
   medianRatio,
   perRoundRatios,
@@ -15,8 +16,7 @@ import {
   spread,
   type Verdict,
   verdictMarkdown,
-} from "../../../scripts/bench/bench-kit.js";
-import type { LoadFigure } from "../../tbench/bench/wrk-run.js";
+} from "@tbench/bench-kit";
 import type { BatchingFigures } from "./server-statistics.js";
 
 /** One run's figures: the load tool's, the server's CPU per request and its batching, where read. */

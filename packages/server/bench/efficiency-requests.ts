@@ -1,7 +1,7 @@
 // The requests of the server efficiency benchmark, as bytes on the wire: `heavy` with one row of 256 FP32
 // values and `simple` with two INT32 [1,16] inputs, each as a JSON body and as a binary-tensor body
 // (JSON header + raw bytes, binary outputs asked for), as perf_analyzer and tbench send them.
-import type { WireRequest } from "../../tbench/bench/capture-request.js";
+import type { WireRequest } from "@tbench/bench-kit";
 
 /** One request of the benchmark. */
 export interface BenchRequest {

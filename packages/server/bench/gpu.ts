@@ -10,8 +10,6 @@
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
-import { bundledModels } from "@tbench/model-builder";
-import type { OrtTensorType } from "@tbench/proto";
 import {
   benchOptions,
   environmentMarkdown,
@@ -19,7 +17,9 @@ import {
   rotate,
   startEnvironment,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
+import { bundledModels } from "@tbench/model-builder";
+import type { OrtTensorType } from "@tbench/proto";
 import { bytesDataFromStrings } from "../src/core/bytes-data.js";
 import { type ModelInstance, startModelInstance } from "../src/instances/model-instance.js";
 import type { SessionTensorInfo, ThreadTensor, WorkerInit } from "../src/instances/worker-protocol.js";

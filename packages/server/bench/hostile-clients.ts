@@ -16,7 +16,7 @@
 import { execFileSync } from "node:child_process";
 import { loadavg, totalmem } from "node:os";
 import { resolve } from "node:path";
-import { benchOptions, ROOT, startEnvironment, writeResult } from "../../../scripts/bench/bench-kit.js";
+import { benchOptions, ROOT, startEnvironment, writeResult } from "@tbench/bench-kit";
 import { grpcLargeMessage } from "./attacks/grpc-large-message.js";
 import { grpcLongName } from "./attacks/grpc-long-name.js";
 import { heldBodies } from "./attacks/held-bodies.js";

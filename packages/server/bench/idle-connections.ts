@@ -11,15 +11,13 @@
  * slow connection held through the run and then answered 408).
  *   node --conditions=source --import tsx packages/server/bench/idle-connections.ts [seconds per run, default 20]
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { ROOT, startTbenchServer } from "@tbench/bench-kit";
 import { Pool } from "undici";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const OUT_DIR = process.env["IDLE_BENCH_OUT_DIR"] ?? join(ROOT, "bench-results");
 const SECONDS = Number(process.argv[2] ?? 20);
 const CONCURRENCY = 8;
@@ -135,47 +133,11 @@ async function openMany(port: number, count: number): Promise<Held[]> {
   return held;
 }
 
-async function startServerProcess() {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      join(ROOT, "packages/server/src/cli/main.ts"),
-      "--model-repository",
-      join(ROOT, "examples/models"),
-      "--model-control-mode",
-      "explicit",
-      "--load-model",
-      "simple",
-      "--http-port",
-      "0",
-      "--allow-grpc",
-      "false",
-      "--allow-metrics",
-      "false",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = "";
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /Started HTTPService at [\d.]+:(\d+)/.exec(text);
-      if (match) resolve(Number(match[1]));
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server exited (${code}):\n${text}`)));
-  });
-  return { child, port };
-}
-
 async function main(): Promise<void> {
-  const { child, port } = await startServerProcess();
-  const pid = child.pid!;
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, pipelining: 1 });
+  const server = await startTbenchServer({ from: "source", models: ["simple"] });
+  const { pid } = server;
+  const port = Number(new URL(server.httpUrl).port);
+  const pool = new Pool(server.httpUrl, { connections: CONCURRENCY, pipelining: 1 });
   const loadStart = loadavg().map((v) => round(v, 2));
   await closedLoop(pool, 3); // warm-up
   const server0 = { rssMiB: rssMiB(pid), fds: fds(pid) };
@@ -220,8 +182,7 @@ async function main(): Promise<void> {
   const after = await closedLoop(pool, 3);
   const server3 = { rssMiB: rssMiB(pid), fds: fds(pid) };
   await pool.close();
-  child.kill("SIGTERM");
-  await new Promise((resolve) => child.once("exit", resolve));
+  await server.close();
 
   const checks = {
     [`loaded p99 <= ${P99_TARGET_MS} ms`]: loaded.ms.p99 <= P99_TARGET_MS,

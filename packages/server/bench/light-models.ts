@@ -6,8 +6,8 @@
 // (dynamic batching with max_queue_delay 1000 µs, and none), renamed.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ROOT } from "@tbench/bench-kit";
 import { buildHeavyModel } from "../../../examples/model-builder/models/heavy.js";
-import { ROOT } from "../../../scripts/bench/bench-kit.js";
 
 /** Hidden layers of the light variant (`heavy` has 48). */
 export const LIGHT_HIDDEN_LAYERS = 16;

@@ -6,8 +6,9 @@
 //     does without ensembles: one more round trip, EMBED over the wire twice).
 // Each chain sends its own fixed image; the image request is encoded once (prepareInfer) on both sides,
 // so the contenders differ only in what chaining costs.
+
+import { median } from "@tbench/bench-kit";
 import { createHttpClient, type InferenceClient, type PreparedInfer } from "@tbench/client";
-import { median } from "../../../scripts/bench/bench-kit.js";
 
 export const CONTENDERS = ["ensemble", "client chain"] as const;
 export type Contender = (typeof CONTENDERS)[number];

@@ -8,9 +8,8 @@ import { cp, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { ROOT, startTbenchServer } from "@tbench/bench-kit";
 import { createHttpClient, InferenceError } from "@tbench/client";
-import { ROOT } from "../../../scripts/bench/bench-kit.js";
-import { spawnTbenchServer } from "./model-management-server.js";
 
 export const POLL_MODEL = "simple";
 const MODEL_SOURCE = join(ROOT, "examples/models", POLL_MODEL);
@@ -47,11 +46,11 @@ export async function measurePollRound(options: PollRoundOptions): Promise<PollR
   const modelDir = join(work, "repository", POLL_MODEL);
   await cp(MODEL_SOURCE, modelDir, { recursive: true });
   await rm(join(modelDir, "2"), { recursive: true, force: true });
-  const server = await spawnTbenchServer([
-    ...["--model-repository", join(work, "repository")],
-    ...["--model-control-mode", "poll", "--repository-poll-secs", String(options.pollSecs)],
-  ]);
-  const client = createHttpClient({ url: server.url, connections: 1 });
+  const server = await startTbenchServer({
+    repository: join(work, "repository"),
+    args: ["--model-control-mode", "poll", "--repository-poll-secs", String(options.pollSecs)],
+  });
+  const client = createHttpClient({ url: server.httpUrl, connections: 1 });
   const refusals: Record<string, number> = {};
   let tries = 0;
   const end = (firstAnswerMs: number | null, failure: string | null): PollRound => ({

@@ -6,7 +6,7 @@ import {
   type Spread,
   type Verdict,
   verdictMarkdown,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
 import type { ChainRun, Contender } from "./model-management-chain.js";
 import type { PollRound } from "./model-management-poll.js";
 

@@ -10,17 +10,16 @@
 // Writes bench-results/model-management.{json,md}.
 // Run: npm run bench:models   (quick smoke run: BENCH_QUICK=1 npm run bench:models, or --quick; it writes
 // under the system's temporary folder unless BENCH_RESULTS_DIR or --out says where)
-import { join } from "node:path";
 import {
   benchOptions,
   median,
   perRoundRatios,
-  ROOT,
   rotate,
   spread,
   startEnvironment,
+  startTbenchServer,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
 import { CONTENDERS, type Contender, createPipelineDriver } from "./model-management-chain.js";
 import { ASK_EVERY_MS, measurePollRound, POLL_MODEL, type PollRound } from "./model-management-poll.js";
 import {
@@ -30,7 +29,6 @@ import {
   type PipelineRound,
   pollVerdict,
 } from "./model-management-report.js";
-import { spawnTbenchServer } from "./model-management-server.js";
 
 const options = benchOptions();
 const QUICK = options.quick;
@@ -46,11 +44,8 @@ const POLL_TARGET_MS = POLL_SECS * 1000 + 1000;
 const POLL_TIMEOUT_MS = POLL_SECS * 1000 + 15_000;
 
 async function measurePipeline(): Promise<ModelManagementResult["pipeline"]> {
-  const server = await spawnTbenchServer([
-    ...["--model-repository", join(ROOT, "examples/models")],
-    ...["--model-control-mode", "explicit", "--load-model", "ensemble_pipeline"],
-  ]);
-  const driver = createPipelineDriver({ url: server.url, concurrency: CONCURRENCY });
+  const server = await startTbenchServer({ models: ["ensemble_pipeline"] });
+  const driver = createPipelineDriver({ url: server.httpUrl, concurrency: CONCURRENCY });
   const rounds: PipelineRound[] = [];
   try {
     const answers = await driver.checkAnswers();

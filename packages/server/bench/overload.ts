@@ -7,15 +7,13 @@
  * window (steady or not), and the server's RSS before and after. Prints one JSON object.
  *   node --conditions=source --import tsx packages/server/bench/overload.ts [seconds at 4x, default 20]
  */
-import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { ROOT, startTbenchServer } from "@tbench/bench-kit";
 import { Pool } from "undici";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const OVERLOAD_SECONDS = Number(process.argv[2] ?? 20);
 const MAX_QUEUE_SIZE = 16;
 const ROWS = 32;
@@ -139,47 +137,18 @@ async function openLoop(pool: Pool, rate: number, seconds: number) {
 
 async function main(): Promise<void> {
   const repo = repository();
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=source",
-      "--import",
-      "tsx",
-      join(ROOT, "packages/server/src/cli/main.ts"),
-      "--model-repository",
-      repo,
-      "--http-port",
-      "0",
-      "--allow-grpc",
-      "false",
-      "--allow-metrics",
-      "false",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /Started HTTPService at ([\d.]+:\d+)/.exec(text);
-      if (match) resolve(`http://${match[1]}`);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server exited (${code}):\n${text}`)));
-  });
-  const pool = new Pool(url, { connections: 1024, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const server = await startTbenchServer({ from: "source", repository: repo });
+  const pool = new Pool(server.httpUrl, { connections: 1024, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const load = loadavg();
   await capacity(pool, 16, 3); // warm-up
   const sustainable = await capacity(pool, 16, 8);
-  const rssStart = rssMiB(child.pid!);
+  const rssStart = rssMiB(server.pid);
   const half = await openLoop(pool, sustainable / 2, 10);
-  const rssMid = rssMiB(child.pid!);
+  const rssMid = rssMiB(server.pid);
   const quadruple = await openLoop(pool, sustainable * 4, OVERLOAD_SECONDS);
-  const rssEnd = rssMiB(child.pid!);
+  const rssEnd = rssMiB(server.pid);
   await pool.close();
-  child.kill("SIGTERM");
-  await new Promise((resolve) => child.once("exit", resolve));
+  await server.close();
   rmSync(repo, { recursive: true, force: true });
   console.log(
     JSON.stringify(

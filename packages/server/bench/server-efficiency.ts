@@ -21,22 +21,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHttpClient, type InferenceClient } from "@tbench/client";
 import {
   benchOptions,
+  findWrk,
+  type LoadFigure,
+  loadFigureOf,
   ROOT,
   rotate,
+  runTbenchCli,
+  runWrk,
   startEnvironment,
+  startTbenchServer,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
-import { loadFigureOf, runTbenchCli } from "../../../scripts/bench/run-tbench.js";
-import { findWrk, type LoadFigure, runWrk } from "../../tbench/bench/wrk-run.js";
-import {
-  type ChildServer,
-  spawnBareServer,
-  spawnNaiveServer,
-  spawnTbenchServer,
-} from "./efficiency-contenders.js";
+} from "@tbench/bench-kit";
+import { createHttpClient, type InferenceClient } from "@tbench/client";
+import { type ChildServer, spawnBareServer, spawnNaiveServer } from "./efficiency-contenders.js";
 import { type EfficiencyRound, efficiencyMarkdown, type RunFigure, summarize } from "./efficiency-report.js";
 import { answerOf, type BenchRequest, heavyRequest, simpleRequest } from "./efficiency-requests.js";
 import { createInProcessLimit } from "./in-process-limit.js";
@@ -246,11 +245,15 @@ async function main(): Promise<void> {
   });
   const simpleRunCpu = await createInProcessRunCpu(join(ROOT, "examples/models/simple/1/model.onnx"), 16);
   try {
-    const tbench = await spawnTbenchServer(["heavy", "heavy_nobatch", "simple"]);
+    const tbench = await startTbenchServer({ models: ["heavy", "heavy_nobatch", "simple"], grpc: true });
     servers.set("tbench", tbench);
     servers.set(
       "tbench light",
-      await spawnTbenchServer([LIGHT_MODELS.batching, LIGHT_MODELS.noBatching], light.repository),
+      await startTbenchServer({
+        models: [LIGHT_MODELS.batching, LIGHT_MODELS.noBatching],
+        repository: light.repository,
+        grpc: true,
+      }),
     );
     const heavyFile = join(ROOT, "examples/models/heavy_nobatch/1/model.onnx");
     servers.set("naive", await spawnNaiveServer(heavyFile, "heavy_nobatch"));

@@ -18,15 +18,16 @@ import {
   median,
   medianRatio,
   rotate,
+  runTbenchCli,
   type Spread,
   spread,
   startEnvironment,
+  startTbenchServer,
+  type TbenchLevelFigures,
   type Verdict,
   verdictMarkdown,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
-import { runTbenchCli, type TbenchLevelFigures } from "../../../scripts/bench/run-tbench.js";
-import { spawnServer } from "./spawn-server.js";
+} from "@tbench/bench-kit";
 
 const options = benchOptions();
 const QUICK = options.quick;
@@ -170,12 +171,11 @@ function markdown(result: Result): string {
 
 async function main(): Promise<void> {
   const finishEnvironment = startEnvironment(options);
-  const server = await spawnServer(["simple"], { grpc: true });
+  const server = await startTbenchServer({ models: ["simple"], grpc: true, metrics: true });
   const work = await mkdtemp(join(tmpdir(), "tbench-grpc-vs-http-"));
   const levels: LevelResult[] = [];
   try {
-    if (server.grpcAddress === undefined) throw new Error("tbench-server did not start its gRPC front end");
-    const urls = { http: server.httpUrl, grpc: server.grpcAddress };
+    const urls = { http: server.httpUrl, grpc: server.grpcAddress! };
     for (const concurrency of CONCURRENCIES) {
       const rounds: LevelResult["rounds"] = [];
       for (let round = 0; round < ROUNDS; round++) {

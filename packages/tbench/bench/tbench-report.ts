@@ -4,11 +4,11 @@
 import {
   type Environment,
   environmentMarkdown,
+  type LoadFigure,
   type Spread,
   type Verdict,
   verdictMarkdown,
-} from "../../../scripts/bench/bench-kit.js";
-import type { LoadFigure } from "./wrk-run.js";
+} from "@tbench/bench-kit";
 
 export const CONTENDERS = ["tbench", "autocannon", "wrk", "undici"] as const;
 export type Contender = (typeof CONTENDERS)[number];

@@ -20,16 +20,23 @@ import { fileURLToPath } from "node:url";
 import {
   atLeast,
   benchOptions,
+  captureInferRequest,
+  checkRequest,
+  describeRequest,
+  findWrk,
+  type LoadFigure,
+  loadFigureOf,
   median,
   medianRatio,
   rotate,
+  runTbenchCli,
+  runWrk,
   spread,
   startEnvironment,
+  startTbenchServer,
+  type WireRequest,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
-import { loadFigureOf, runTbenchCli } from "../../../scripts/bench/run-tbench.js";
-import { captureInferRequest, checkRequest, describeRequest, type WireRequest } from "./capture-request.js";
-import { spawnServer } from "./spawn-server.js";
+} from "@tbench/bench-kit";
 import {
   type ConnectionsResult,
   type Contender,
@@ -39,7 +46,6 @@ import {
   type TbenchFigure,
   tbenchMarkdown,
 } from "./tbench-report.js";
-import { findWrk, type LoadFigure, runWrk } from "./wrk-run.js";
 
 const options = benchOptions();
 const QUICK = options.quick;
@@ -136,7 +142,7 @@ async function main(): Promise<void> {
   if (wrk === undefined) {
     console.warn("wrk is not installed (Debian: apt-get install wrk): the benchmark runs without it");
   }
-  const server = await spawnServer(["identity_fp32"]);
+  const server = await startTbenchServer({ models: ["identity_fp32"], metrics: true });
   const work = await mkdtemp(join(tmpdir(), "tbench-vs-"));
   const levels: ConnectionsResult[] = [];
   let wire: WireRequest;

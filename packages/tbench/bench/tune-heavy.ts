@@ -10,18 +10,18 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { createHttpClient } from "@tbench/client";
 import {
   benchOptions,
   environmentMarkdown,
   ROOT,
   startEnvironment,
+  startTbenchServer,
   verdictMarkdown,
   writeResult,
-} from "../../../scripts/bench/bench-kit.js";
+} from "@tbench/bench-kit";
+import { createHttpClient } from "@tbench/client";
 import type { LevelJson } from "../src/report/json-result.js";
 import type { TuneJson } from "../src/tune/tune-json.js";
-import { spawnServer } from "./spawn-server.js";
 
 const options = benchOptions();
 const environment = startEnvironment(options);
@@ -32,7 +32,7 @@ const space = options.quick
 const levels = options.quick ? "1,4" : "1,4,16,32";
 const windows = options.quick ? ["-p", "500", "-s", "50", "-r", "3"] : ["-p", "1500", "-s", "25", "-r", "6"];
 
-const server = await spawnServer(["heavy"]);
+const server = await startTbenchServer({ models: ["heavy"], metrics: true });
 const client = createHttpClient({ url: server.httpUrl });
 const work = await mkdtemp(join(tmpdir(), "tbench-tune-bench-"));
 const jsonPath = join(work, "tune.json");

@@ -31,7 +31,7 @@ export async function grpcLargeMessage(ctx: RowContext): Promise<RowResult> {
   const loadAverage = loadavg();
   const server = await ctx.server({ models: ["simple"], grpc: true });
   const bound = ctx.help.defaults.get(FLAG) ?? "(not stated in --help)";
-  const session = connect(`http://${server.grpcAddress}`);
+  const session = connect(`http://${server.grpcAddress!}`);
   ctx.scope.defer(() => session.destroy());
   session.on("error", () => {});
   await new Promise<void>((resolve, reject) => {
@@ -70,7 +70,7 @@ export async function grpcLargeMessage(ctx: RowContext): Promise<RowResult> {
   stream.close();
   session.destroy();
   // Does the server serve on? One ordinary call on a fresh grpc-js channel.
-  const client = createTestClient(server.grpcAddress);
+  const client = createTestClient(server.grpcAddress!);
   ctx.scope.defer(() => client.close());
   const raw = new Uint8Array(new Int32Array(16).fill(1).buffer);
   const input = (name: string) => ({ name, datatype: "INT32", shape: [1, 16] });

@@ -28,7 +28,7 @@ export async function grpcLongName(ctx: RowContext): Promise<RowResult> {
   const started = performance.now();
   const loadAverage = loadavg();
   const server = await ctx.server({ models: ["simple"], grpc: true });
-  const client = createTestClient(server.grpcAddress);
+  const client = createTestClient(server.grpcAddress!);
   ctx.scope.defer(() => client.close());
   const call = (request: Any): Promise<Outcome> =>
     unary(client, "ModelInfer", request, { deadline: Date.now() + DEADLINE_MS }).then(

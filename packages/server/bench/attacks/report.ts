@@ -1,6 +1,6 @@
 // The hostile-clients result: one row per attack of issue 36 with what was done, the figures and a verdict,
 // as JSON and as Markdown (bench-results/hostile-clients.{json,md}).
-import { type Environment, environmentMarkdown } from "../../../../scripts/bench/bench-kit.js";
+import { type Environment, environmentMarkdown } from "@tbench/bench-kit";
 import type { RowResult } from "./row.js";
 
 export interface HostileResult {

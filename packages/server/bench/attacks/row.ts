@@ -67,7 +67,7 @@ export function createRowContext(quick: boolean, tree: ServerTree, help: ServerH
     scope,
     async server(options) {
       const child = await startServerChild({ ...options, tree });
-      scope.defer(() => child.close());
+      scope.defer(() => child.destroy());
       return child;
     },
   };

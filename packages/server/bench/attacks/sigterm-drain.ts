@@ -105,7 +105,7 @@ export async function sigtermDrain(ctx: RowContext): Promise<RowResult> {
     sleep(EXIT_WAIT_MS).then(() => false),
   ]);
   const drainMs = performance.now() - signalledAt;
-  if (!exitedInTime) await server.close();
+  if (!exitedInTime) await server.destroy();
   await Promise.all(loops);
   agent.destroy();
   const lostTotal = Object.values(lost).reduce((a, b) => a + b, 0);

@@ -5,8 +5,8 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { LoadFigure } from "../../packages/tbench/bench/wrk-run.js";
 import { ROOT } from "./bench-kit.js";
+import type { LoadFigure } from "./wrk-run.js";
 
 export const TBENCH_BIN = join(ROOT, "packages/tbench/bin/tbench.mjs");
 

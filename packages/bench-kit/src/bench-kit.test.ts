@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -65,6 +66,11 @@ describe("bench kit: verdicts", () => {
 });
 
 describe("bench kit: options and environment", () => {
+  it("ROOT is the repository root", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string };
+    assert.equal(manifest.name, "tbench-monorepo");
+  });
+
   it("a full run writes bench-results/; a quick run a temporary folder unless told where", () => {
     assert.deepEqual(benchOptions([], {}), { quick: false, outDir: join(ROOT, "bench-results") });
     assert.deepEqual(benchOptions(["--quick"], {}), {
