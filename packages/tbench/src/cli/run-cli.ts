@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { CommanderError } from "commander";
-import { type RunIo, runBenchmark } from "../run/run-benchmark.js";
+import { runBenchmark } from "../run/run-benchmark.js";
+import type { RunIo } from "../run/run-io.js";
 import { UsageError } from "../run/usage-error.js";
 import { runTune, type SignalSource } from "../tune/run-tune.js";
 import { resolveBenchConfig } from "./bench-config.js";

@@ -2,26 +2,34 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LoadLevel } from "../load/load-driver.js";
 import type { LevelResult, LevelStatus } from "./level-profiler.js";
-import { runSweep, type SweepRange } from "./sweep.js";
+import {
+  firstLevel,
+  highestLevel,
+  isOpenEnded,
+  type LevelList,
+  runSweep,
+  type SweepLevels,
+  type SweepRange,
+} from "./sweep.js";
 
 /**
  * Runs a sweep whose levels end with the status `judge` gives them (no load, no clock) and returns the
  * levels it visited, in order.
  */
 async function visited(
-  range: SweepRange,
+  levels: SweepLevels,
   judge: (value: number) => LevelStatus,
   options: { binarySearch?: boolean; stopOnError?: boolean; abortAfter?: number } = {},
 ): Promise<number[]> {
   const controller = new AbortController();
   const values: number[] = [];
   const results = await runSweep({
-    range,
+    levels,
     binarySearch: options.binarySearch ?? false,
     stopOnError: options.stopOnError ?? false,
     signal: controller.signal,
     async profile(level: LoadLevel): Promise<LevelResult> {
-      assert.equal(level.mode, range.mode);
+      assert.equal(level.mode, levels.mode);
       values.push(level.value);
       if (values.length === options.abortAfter) controller.abort();
       const status = judge(level.value);
@@ -149,5 +157,61 @@ describe("linear sweep", () => {
   it("rate steps of 0.1 land on 0.3, not 0.30000000000000004", async () => {
     const range: SweepRange = { mode: "request_rate", start: 0.1, end: 0.4, step: 0.1 };
     assert.deepEqual(await visited(range, () => "ok"), [0.1, 0.2, 0.3, 0.4]);
+  });
+});
+
+describe("a list of levels (the library's levels, tbench tune's --concurrency, --request-intervals)", () => {
+  const list = (...values: number[]): LevelList => ({ mode: "concurrency", values });
+
+  it("visits the levels in the order given, whatever --binary-search says", async () => {
+    assert.deepEqual(await visited(list(4, 1, 16, 2), passUpTo(99)), [4, 1, 16, 2]);
+    assert.deepEqual(await visited(list(4, 1, 16, 2), passUpTo(99), { binarySearch: true }), [4, 1, 16, 2]);
+  });
+
+  it("stops at the first level over the latency threshold", async () => {
+    assert.deepEqual(await visited(list(1, 2, 4, 8, 16, 32), passUpTo(6)), [1, 2, 4, 8]);
+  });
+
+  it("stops on an error-rate or no-data level with --stop-on-error, and goes on without it", async () => {
+    const judge = (value: number): LevelStatus => (value === 4 ? "error_rate" : "ok");
+    assert.deepEqual(await visited(list(1, 2, 4, 8), judge, { stopOnError: true }), [1, 2, 4]);
+    assert.deepEqual(await visited(list(1, 2, 4, 8), judge), [1, 2, 4, 8]);
+    const silent = (value: number): LevelStatus => (value === 2 ? "no_data" : "ok");
+    assert.deepEqual(await visited(list(1, 2, 4, 8), silent, { stopOnError: true }), [1, 2]);
+    assert.deepEqual(await visited(list(1, 2, 4, 8), silent), [1, 2, 4, 8]);
+  });
+
+  it("goes on past unstable levels", async () => {
+    const judge = (value: number): LevelStatus => (value === 2 ? "unstable" : "ok");
+    assert.deepEqual(await visited(list(1, 2, 4), judge, { stopOnError: true }), [1, 2, 4]);
+  });
+
+  it("an interrupted level ends it, and so does an interrupt between levels", async () => {
+    const judge = (value: number): LevelStatus => (value === 2 ? "interrupted" : "ok");
+    assert.deepEqual(await visited(list(1, 2, 4), judge), [1, 2]);
+    assert.deepEqual(await visited(list(1, 2, 4), passUpTo(99), { abortAfter: 1 }), [1]);
+  });
+
+  it("takes request rates as given, one rate included", async () => {
+    const rates: LevelList = { mode: "request_rate", values: [12.345] };
+    assert.deepEqual(await visited(rates, () => "ok"), [12.345]);
+  });
+});
+
+describe("what a sweep names before it runs (warmup level, limit, contexts to make room for)", () => {
+  it("a range starts at start, reaches its larger bound, and is open-ended when end is 0", () => {
+    assert.deepEqual(firstLevel(concurrency(2, 16, 2)), { mode: "concurrency", value: 2 });
+    assert.equal(highestLevel(concurrency(2, 16, 2)), 16);
+    assert.equal(isOpenEnded(concurrency(2, 16, 2)), false);
+    assert.equal(highestLevel(concurrency(4, 0, 1)), 4);
+    assert.equal(isOpenEnded(concurrency(4, 0, 1)), true);
+  });
+
+  it("a list starts at its first level and reaches its largest; an empty one names no level", () => {
+    const list: LevelList = { mode: "request_rate", values: [50, 200, 100] };
+    assert.deepEqual(firstLevel(list), { mode: "request_rate", value: 50 });
+    assert.equal(highestLevel(list), 200);
+    assert.equal(isOpenEnded(list), false);
+    assert.equal(firstLevel({ mode: "concurrency", values: [] }), undefined);
   });
 });

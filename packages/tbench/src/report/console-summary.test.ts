@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { syntheticLevel } from "../testing/synthetic-results.js";
-import { formatFinalSummary, formatLevelSummary, formatSettings, levelHeading } from "./console-summary.js";
+import {
+  formatFinalSummary,
+  formatLevelSummary,
+  formatPassLine,
+  formatSettings,
+  levelHeading,
+} from "./console-summary.js";
 import { formatCppDouble } from "./format.js";
 
 describe("console summary (perf_analyzer's wording)", () => {
@@ -56,5 +62,21 @@ describe("console summary (perf_analyzer's wording)", () => {
       formatFinalSummary([level], undefined),
       "Inferences/Second vs. Client Average Batch Latency\nConcurrency: 1, throughput: 3 infer/sec, latency 200 usec\n",
     );
+  });
+
+  it("prints a verbose pass line per window, throughput as C++ prints it", () => {
+    const window = syntheticLevel({ value: 1, latenciesUs: [100, 200, 300], durationMs: 1000 }).windows[0];
+    assert.ok(window !== undefined);
+    assert.equal(
+      formatPassLine(1, window, undefined),
+      "  Pass [1] throughput: 3 infer/sec. Avg latency: 200 usec (std 81 usec)\n",
+    );
+    assert.equal(
+      formatPassLine(2, window, 50),
+      "  Pass [2] throughput: 3 infer/sec. p50 latency: 200 usec\n",
+    );
+    // 120,000 infer/sec keeps its zeros (they are not decimals).
+    const fast = { ...window, inferPerSec: 120_000 };
+    assert.match(formatPassLine(3, fast, undefined), /throughput: 120000 infer\/sec\./);
   });
 });

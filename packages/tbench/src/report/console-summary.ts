@@ -96,6 +96,18 @@ function serverLines(stats: ServerSideStats, depth: number, out: string[]): void
 }
 
 /**
+ * perf_analyzer's verbose line after each measurement window: "  Pass [1] throughput: 975.048 infer/sec.
+ * Avg latency: 1023 usec (std 88 usec)", or the `--percentile` latency instead of the average.
+ */
+export function formatPassLine(index: number, window: Measurement, percentile: number | undefined): string {
+  const latency =
+    percentile === undefined
+      ? `Avg latency: ${usec(window.latency.avgUs)} usec (std ${usec(window.latency.stdUs)} usec)`
+      : `p${percentile} latency: ${usec(window.latency.percentiles[String(percentile)] ?? 0)} usec`;
+  return `  Pass [${index}] throughput: ${formatCppDouble(window.inferPerSec)} infer/sec. ${latency}\n`;
+}
+
+/**
  * perf_analyzer's per-level "Client:" / "Server:" block, plus tbench's extra lines. The level heading is
  * printed before the level is measured (verbose "Pass" lines come under it), so it is not repeated here.
  */
