@@ -40,6 +40,8 @@ export type {
 export { createHttpClient } from "./http/http-client.js";
 export type { CompressionOptions, HttpClientOptions, HttpEngine } from "./http/http-client-options.js";
 export type { InferResult, OutputTensor, OutputTypedArray, OutputValues } from "./infer-result.js";
+export type { Sequence, SequenceOptions, SequenceRequest, SequenceState } from "./infer-sequence.js";
+export { createSequence } from "./infer-sequence.js";
 export type {
   CallOptions,
   InferenceClient,
@@ -75,4 +77,5 @@ export type {
   Parameters,
   ParameterValue,
   RequestedOutput,
+  SequenceId,
 } from "./tensor-types.js";

@@ -1,6 +1,6 @@
 // Type tests, checked by `tsc -p tsconfig.test.json` (never run): an input's data must be the TypedArray
 // (or plain array) of its datatype. Each `@ts-expect-error` line fails the type check if it compiles.
-import type { InferInput, InferRequest } from "./index.js";
+import type { InferInput, InferRequest, SequenceRequest } from "./index.js";
 
 export const ok: InferInput[] = [
   { name: "a", datatype: "FP32", shape: [2], data: new Float32Array(2) },
@@ -49,4 +49,19 @@ export const request: InferRequest = {
   outputs: [{ name: "OUT", binary: false, classification: 3 }],
   // @ts-expect-error priority is a number
   priority: "high",
+};
+
+export const sequenced: InferRequest[] = [
+  { inputs: ok, sequenceId: 2n ** 64n - 1n, sequenceStart: true, sequenceEnd: false },
+  { inputs: ok, sequenceId: "session-7" },
+  // @ts-expect-error a sequence id is a number, a bigint or a string
+  { inputs: ok, sequenceId: true },
+  // @ts-expect-error the flags are booleans
+  { inputs: ok, sequenceId: 1, sequenceEnd: 1 },
+];
+
+export const sequenceStep: SequenceRequest = {
+  inputs: ok,
+  // @ts-expect-error a sequence's requests leave the sequence fields to the sequence
+  sequenceStart: true,
 };

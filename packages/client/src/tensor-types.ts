@@ -11,6 +11,13 @@ export type ParameterValue = string | number | boolean;
 export type Parameters = Record<string, ParameterValue>;
 
 /**
+ * The correlation id of a stateful sequence (Triton's sequence batcher): an unsigned 64-bit integer, given
+ * as a safe integer >= 1 or as a bigint in 1..2^64-1, or a string of 1 to 128 characters. 0 and "" mean
+ * "no sequence" to Triton, so they are refused.
+ */
+export type SequenceId = number | bigint | string;
+
+/**
  * What an input's `data` may be, for each datatype: the datatype's TypedArray, or a plain array where one
  * reads naturally. FP16 and BF16 take raw bit patterns only (see `float32ArrayToFloat16Bits`).
  */
@@ -76,6 +83,23 @@ export interface InferRequest {
   priority?: number;
   /** Server-side queue timeout in microseconds. Sent as the `timeout` parameter. */
   timeoutUs?: number;
+  /**
+   * The stateful sequence this request belongs to. Sent as the `sequence_id` parameter: a JSON unsigned
+   * integer (exact digits, also above 2^53) or string over HTTP; `int64_param` (a uint64 above 2^63-1 as the
+   * int64 with the same 64 bits, which Triton reads back as uint64) or `string_param` over gRPC.
+   * `createSequence` sets it, with the flags below, on every request of a sequence.
+   */
+  sequenceId?: SequenceId;
+  /**
+   * Marks the first request of a sequence. Sent as the `sequence_start` parameter whenever given (false
+   * too); absent means false to Triton. `true` needs a sequence id (`sequenceId` or `parameters.sequence_id`).
+   */
+  sequenceStart?: boolean;
+  /**
+   * Marks the last request of a sequence: the server releases the sequence after it. Sent as the
+   * `sequence_end` parameter whenever given (false too); `true` needs a sequence id, as `sequenceStart`.
+   */
+  sequenceEnd?: boolean;
   /** Send inputs as binary data (default true). FP16 and BF16 inputs always travel as binary. */
   binaryInputs?: boolean;
   /** Ask for outputs as binary data (default true); a RequestedOutput's `binary` overrides it. */

@@ -21,11 +21,14 @@ import {
   type InferResult,
   type OutputTensor,
 } from "../infer-result.js";
+import { type SequenceParameters, sequenceParametersOf } from "../sequence-parameters.js";
 import { inputBytes } from "../tensor-encoding.js";
 import type { InferRequest, Parameters, ParameterValue } from "../tensor-types.js";
 
 type InferParameter = gen.InferParameter.$Properties;
 type Long = { toNumber(): number; toString(): string };
+/** protobufjs's Long, as the generated types name it (the client does not depend on the `long` package). */
+type ProtobufLong = Extract<NonNullable<InferParameter["int64_param"]>, object>;
 
 /** A v2 parameter value as an InferParameter (integers int64, other numbers double, as Triton's clients). */
 export function inferParameter(value: ParameterValue, where: string): InferParameter {
@@ -37,6 +40,30 @@ export function inferParameter(value: ParameterValue, where: string): InferParam
   throw new InvalidArgumentError(
     `${where}: parameter values are strings, numbers or booleans; got ${String(value)}`,
   );
+}
+
+/**
+ * A uint64 as an `int64_param` value: a number up to 2^53-1, else the int64 with the same 64 bits (above
+ * 2^63-1 negative; Triton casts the int64 back to uint64) as a Long-shaped `{ low, high }`, which is all
+ * protobufjs's writer reads of a Long.
+ */
+function int64Of(value: bigint): number | ProtobufLong {
+  if (value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value);
+  const low = Number(BigInt.asIntN(32, value));
+  const high = Number(BigInt.asIntN(32, value >> 32n));
+  return { low, high, unsigned: false } as unknown as ProtobufLong;
+}
+
+/** Adds the sequence parameters: `sequence_id` as `int64_param` or `string_param`, the flags as `bool_param`. */
+function addSequenceParameters(
+  parameters: Record<string, InferParameter>,
+  sequence: SequenceParameters,
+): void {
+  // Triton's gRPC endpoint takes sequence_id only as int64_param or string_param (as its own clients send it).
+  if (typeof sequence.id === "bigint") parameters["sequence_id"] = { int64_param: int64Of(sequence.id) };
+  else if (sequence.id !== undefined) parameters["sequence_id"] = { string_param: sequence.id };
+  if (sequence.start !== undefined) parameters["sequence_start"] = { bool_param: sequence.start };
+  if (sequence.end !== undefined) parameters["sequence_end"] = { bool_param: sequence.end };
 }
 
 function parametersOf(parameters: Parameters | undefined, where: string): Record<string, InferParameter> {
@@ -76,6 +103,8 @@ function requestProperties(
   // Triton's clients send priority as uint64 and the queue timeout as int64 (the server takes no other type).
   if (request.priority !== undefined) parameters["priority"] = { uint64_param: request.priority };
   if (request.timeoutUs !== undefined) parameters["timeout"] = { int64_param: request.timeoutUs };
+  const sequence = sequenceParametersOf(request);
+  if (sequence !== undefined) addSequenceParameters(parameters, sequence);
   const properties: gen.ModelInferRequest.$Properties = {
     model_name: model,
     model_version: request.modelVersion ?? "",

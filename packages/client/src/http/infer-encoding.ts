@@ -9,6 +9,7 @@
  */
 import { type Datatype, datatypeInfo, unhandledDatatype } from "@tbench/proto";
 import { InvalidArgumentError } from "../errors.js";
+import { type SequenceParameters, sequenceParametersOf } from "../sequence-parameters.js";
 import { binaryOf, dataLength, elementCount, invalid } from "../tensor-encoding.js";
 import type { InferInput, InferRequest, Parameters } from "../tensor-types.js";
 
@@ -181,12 +182,30 @@ function idJsonOf(request: InferRequest): string {
   return request.id === undefined ? "" : `"id":${JSON.stringify(request.id)},`;
 }
 
+/**
+ * The sequence parameters as JSON object members: `sequence_id` an unsigned integer written with its exact
+ * digits (a uint64 above 2^53 too, which JSON.stringify cannot write from a number) or a string, then the
+ * flags that were given.
+ */
+function sequenceJsonOf(sequence: SequenceParameters): string {
+  const members: string[] = [];
+  if (sequence.id !== undefined) {
+    const id = typeof sequence.id === "bigint" ? sequence.id.toString() : JSON.stringify(sequence.id);
+    members.push(`"sequence_id":${id}`);
+  }
+  if (sequence.start !== undefined) members.push(`"sequence_start":${sequence.start}`);
+  if (sequence.end !== undefined) members.push(`"sequence_end":${sequence.end}`);
+  return members.join(",");
+}
+
 /** The request's `outputs` and `parameters` members, each with its leading comma, or "". */
 function tailJsonOf(request: InferRequest, binaryOutputs: boolean): string {
+  const sequence = sequenceParametersOf(request);
   if (
     request.parameters === undefined &&
     request.priority === undefined &&
     request.timeoutUs === undefined &&
+    sequence === undefined &&
     request.outputs === undefined
   ) {
     return binaryOutputs ? ',"parameters":{"binary_data_output":true}' : ""; // the common case
@@ -205,7 +224,10 @@ function tailJsonOf(request: InferRequest, binaryOutputs: boolean): string {
   } else if (binaryOutputs) {
     parameters["binary_data_output"] = true;
   }
-  const paramsJson =
-    Object.keys(parameters).length === 0 ? "" : `,"parameters":${JSON.stringify(parameters)}`;
-  return `${outputsJson}${paramsJson}`;
+  let paramsJson = Object.keys(parameters).length === 0 ? "" : JSON.stringify(parameters);
+  if (sequence !== undefined) {
+    const members = sequenceJsonOf(sequence); // never empty: the request gave at least one field
+    paramsJson = paramsJson === "" ? `{${members}}` : `${paramsJson.slice(0, -1)},${members}}`;
+  }
+  return paramsJson === "" ? outputsJson : `${outputsJson},"parameters":${paramsJson}`;
 }
