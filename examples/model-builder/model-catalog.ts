@@ -8,6 +8,7 @@ import { buildLabelHeadModel } from "./models/label-head.js";
 import { buildMlpModel } from "./models/mlp.js";
 import { buildResnetLikeModel } from "./models/resnet-like.js";
 import { buildSentimentModel } from "./models/sentiment.js";
+import { buildSequenceAccumulatorModel, buildSequenceControlsModel } from "./models/sequence.js";
 import { buildSimpleModel } from "./models/simple.js";
 
 /** One model of the bundled repository. */
@@ -40,5 +41,15 @@ export function bundledModels(): BundledModel[] {
     { name: "label_head", purpose: "scores [1000] -> INT64 label", build: buildLabelHeadModel },
     { name: "ensemble_pipeline", purpose: "ensemble: resnet_like -> label_head", build: undefined },
     { name: "sentiment", purpose: "INT64 token ids [128] -> 2 logits", build: buildSentimentModel },
+    {
+      name: "sequence_accumulator",
+      purpose: "stateful: running sum per sequence (implicit state, direct strategy)",
+      build: buildSequenceAccumulatorModel,
+    },
+    {
+      name: "sequence_controls",
+      purpose: "stateful: echoes START/END/READY/CORRID (oldest strategy)",
+      build: buildSequenceControlsModel,
+    },
   ];
 }

@@ -36,6 +36,36 @@ function tensors(list: readonly (ModelInput | ModelOutput)[] | undefined): Tenso
   }));
 }
 
+/**
+ * The model inputs and outputs a stateful model has beyond its config's `input` and `output`: the
+ * sequence batcher's control inputs ([1] per row, typed by their false/true form or data_type) and its
+ * implicit states, in config order.
+ */
+function sequenceTensors(config: ModelConfig): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
+  const sequence = config.sequence_batching;
+  const controls = (sequence?.control_input ?? []).map((input) => {
+    const control = input.control?.[0];
+    const dataType = control?.int32_false_true?.length
+      ? "TYPE_INT32"
+      : control?.fp32_false_true?.length
+        ? "TYPE_FP32"
+        : control?.bool_false_true?.length
+          ? "TYPE_BOOL"
+          : (control?.data_type ?? "TYPE_INVALID");
+    return { name: input.name ?? "", dataType, dims: [1] };
+  });
+  const states = sequence?.state ?? [];
+  const state = (name: string | undefined, t: (typeof states)[number]) => ({
+    name: name ?? "",
+    dataType: t.data_type ?? "TYPE_INVALID",
+    dims: (t.dims ?? []).map(Number),
+  });
+  return {
+    inputs: [...controls, ...states.map((t) => state(t.input_name, t))],
+    outputs: states.map((t) => state(t.output_name, t)),
+  };
+}
+
 /** The shape onnxruntime should report for a config tensor: -1 dims and the batch dim are symbolic. */
 function expectedShape(spec: TensorSpec, maxBatchSize: number): (number | "symbolic")[] {
   const dims = spec.dims.map((d) => (d === -1 ? "symbolic" : d));
@@ -74,8 +104,19 @@ describe("bundled model signatures", () => {
       assert.ok(maxBatchSize > 0, "every bundled model batches");
       const session = await ort.InferenceSession.create(build());
       try {
-        assertMatches("input", session.inputMetadata, tensors(config.input), maxBatchSize);
-        assertMatches("output", session.outputMetadata, tensors(config.output), maxBatchSize);
+        const sequence = sequenceTensors(config);
+        assertMatches(
+          "input",
+          session.inputMetadata,
+          [...tensors(config.input), ...sequence.inputs],
+          maxBatchSize,
+        );
+        assertMatches(
+          "output",
+          session.outputMetadata,
+          [...tensors(config.output), ...sequence.outputs],
+          maxBatchSize,
+        );
       } finally {
         await session.release();
       }

@@ -45,6 +45,17 @@ export interface RequestedOutput {
   readonly parameters?: Parameters;
 }
 
+/**
+ * A request's place in a sequence (Triton's sequence extension: the `sequence_id`, `sequence_start` and
+ * `sequence_end` parameters). The id is a uint64 or a string; a string "5" and the number 5 are two
+ * sequences, as in Triton. Models without sequence_batching ignore it.
+ */
+export interface SequenceFlags {
+  readonly id: bigint | string;
+  readonly start: boolean;
+  readonly end: boolean;
+}
+
 export interface InferenceRequest {
   readonly model: string;
   /** Empty or undefined: the version the model's version policy makes current (the highest ready one). */
@@ -59,6 +70,8 @@ export interface InferenceRequest {
   /** Queue timeout in microseconds (the request's `timeout` parameter); honoured when the config allows. */
   readonly timeoutUs?: number;
   readonly parameters?: Parameters;
+  /** Set when the request carries any of the sequence parameters. */
+  readonly sequence?: SequenceFlags;
   /** Aborted when the client goes away; the core drops the request if it has not run yet. An AbortSignal fits. */
   readonly signal?: CancelSignal;
 }

@@ -15,6 +15,7 @@ import {
 } from "@tbench/proto";
 import { bytesDataFromArrays, bytesTensorTooLarge, isBytesData } from "../core/bytes-data.js";
 import type { CancelSignal } from "../core/cancel-signal.js";
+import { sequenceFlags } from "../core/sequence-flags.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { invalidArg, versionFromString } from "./grpc-status.js";
 
@@ -47,12 +48,23 @@ interface RequestParameters {
   parameters: Record<string, string | number | boolean> | undefined;
   priority: number | undefined;
   timeoutUs: number | undefined;
+  /** `sequence_id` exactly (an int64_param is the uint64 with the same bits, as Triton casts it). */
+  sequenceId: bigint | string | undefined;
+  sequenceStart: boolean | undefined;
+  sequenceEnd: boolean | undefined;
 }
 
 function decodeParameters(
   raw: Readonly<Record<string, InferParameter>> | null | undefined,
 ): RequestParameters {
-  const result: RequestParameters = { parameters: undefined, priority: undefined, timeoutUs: undefined };
+  const result: RequestParameters = {
+    parameters: undefined,
+    priority: undefined,
+    timeoutUs: undefined,
+    sequenceId: undefined,
+    sequenceStart: undefined,
+    sequenceEnd: undefined,
+  };
   if (raw === null || raw === undefined) return result;
   for (const key of Object.keys(raw)) {
     const param = raw[key]!;
@@ -73,6 +85,23 @@ function decodeParameters(
       if (choice !== "int64_param")
         throw invalidArg("invalid value type for 'timeout' parameter, expected int64_param.");
       result.timeoutUs = Math.max(0, toNumber(param.int64_param!));
+    } else if (key === "sequence_id") {
+      if (choice === "int64_param") {
+        const value = param.int64_param!;
+        result.sequenceId = BigInt.asUintN(64, BigInt(typeof value === "number" ? value : value.toString()));
+      } else if (choice === "string_param") {
+        result.sequenceId = param.string_param ?? "";
+      } else {
+        throw invalidArg(
+          "invalid value type for 'sequence_id' parameter, expected int64_param or string_param.",
+        );
+      }
+    } else if (key === "sequence_start" || key === "sequence_end") {
+      if (choice !== "bool_param") {
+        throw invalidArg(`invalid value type for '${key}' parameter, expected bool_param.`);
+      }
+      if (key === "sequence_start") result.sequenceStart = param.bool_param === true;
+      else result.sequenceEnd = param.bool_param === true;
     } else if (key.startsWith("triton_")) {
       if (!TRITON_RESERVED_REQUEST_PARAMS.includes(key)) {
         throw invalidArg(
@@ -318,9 +347,10 @@ export function wantsEmptyFinalResponse(request: Request): boolean {
 /** Decodes `request` into a core request; throws INVALID_ARG ServerErrors with Triton's messages. */
 export function decodeGrpcInferRequest(request: Request, options: GrpcDecodeOptions): InferenceRequest {
   const version = versionFromString(request.model_version);
-  const { parameters, priority, timeoutUs } = decodeParameters(
+  const { parameters, priority, timeoutUs, sequenceId, sequenceStart, sequenceEnd } = decodeParameters(
     request.parameters as Readonly<Record<string, InferParameter>>,
   );
+  const sequence = sequenceFlags(sequenceId, sequenceStart, sequenceEnd);
   const rawIndex = { next: 0 };
   const inputs = request.inputs.map((io) => decodeInput(io, request, rawIndex, options));
   const outputs = decodeOutputs(request);
@@ -333,6 +363,7 @@ export function decodeGrpcInferRequest(request: Request, options: GrpcDecodeOpti
     ...(priority !== undefined ? { priority } : {}),
     ...(timeoutUs !== undefined ? { timeoutUs } : {}),
     ...(parameters !== undefined ? { parameters: parameters as Parameters } : {}),
+    ...(sequence !== undefined ? { sequence } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   };
 }

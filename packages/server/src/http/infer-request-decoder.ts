@@ -10,6 +10,7 @@
 import { type Datatype, datatypeInfo, findDataSpans, isDatatype, type TextSpan } from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { CancelSignal } from "../core/cancel-signal.js";
+import { sequenceFlags } from "../core/sequence-flags.js";
 import type { InferenceRequest, Parameters, RequestedOutput, Tensor, TensorData } from "../core/types.js";
 import { decodeBinaryData } from "./binary-tensor.js";
 import { badRequest, HttpError } from "./http-error.js";
@@ -371,6 +372,19 @@ function decodeOutputs(raw: unknown): {
   return { requested, encodings };
 }
 
+/** The sequence fields among the request parameters (their types were checked as they were read). */
+function sequenceOf(parameters: Readonly<Record<string, string | number | boolean>> | undefined) {
+  if (parameters === undefined) return undefined;
+  const id = parameters["sequence_id"];
+  const start = parameters["sequence_start"];
+  const end = parameters["sequence_end"];
+  return sequenceFlags(
+    typeof id === "number" ? BigInt(id) : typeof id === "string" ? id : undefined,
+    typeof start === "boolean" ? start : undefined,
+    typeof end === "boolean" ? end : undefined,
+  );
+}
+
 /** Decodes `body` (already decompressed) into a core request and the response encoding plan. */
 export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions): DecodedInferRequest {
   const { header, text } = parseJsonHeader(body, options.headerLength);
@@ -394,6 +408,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions
     throw badRequest(`unexpected additional input data for model '${options.model}'`);
   }
   const { requested, encodings } = decodeOutputs(header["outputs"]);
+  const sequence = sequenceOf(parameters);
   const request: InferenceRequest = {
     model: options.model,
     inputs,
@@ -403,6 +418,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions
     ...(priority !== undefined ? { priority } : {}),
     ...(timeoutUs !== undefined ? { timeoutUs } : {}),
     ...(parameters !== undefined ? { parameters: parameters as Parameters } : {}),
+    ...(sequence !== undefined ? { sequence } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   };
   return { request, defaultBinary: binaryOutput, outputs: encodings };

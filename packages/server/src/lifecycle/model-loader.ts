@@ -6,9 +6,10 @@
  * models. Ensembles get their scheduler from the core (ensemble-loader.ts: they run on other models).
  */
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  datatypeInfo,
   type ModelConfig,
   parseModelConfig,
   printModelConfig,
@@ -20,6 +21,7 @@ import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
 import { statusText } from "../core/status-text.js";
 import type { TraceFn } from "../core/trace.js";
+import type { TensorData } from "../core/types.js";
 import { createInstancePool, instanceInits } from "../instances/instance-pool.js";
 import { startModelInstance } from "../instances/model-instance.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
@@ -40,7 +42,9 @@ import { ConfinementError, confinedPath } from "../repository/confinement.js";
 import { checkConfigAgainstModel } from "../repository/model-io-check.js";
 import { instanceGroupSpecs, type ModelSpec, modelSpecFromConfig } from "../repository/model-spec.js";
 import { selectVersions, versionDirectories } from "../repository/version-policy.js";
-import { createModelScheduler, type ModelScheduler } from "../scheduler/model-scheduler.js";
+import { createModelScheduler } from "../scheduler/model-scheduler.js";
+import type { InstanceScheduler } from "../scheduler/scheduler.js";
+import { createSequenceBatchScheduler } from "../scheduler/sequence-batch-scheduler.js";
 import { createModelStats, type LatencyObserver, type ModelStatsCollector } from "../stats/model-stats.js";
 import { runWarmup } from "./model-warmup.js";
 import type { ModelEntry, ServedVersion, VersionEntry } from "./version-state.js";
@@ -115,6 +119,12 @@ async function checkConfigFiles(
     const what = `label_filename '${output.label_filename}' of output '${output.name}' of model '${name}'`;
     await modelFilePath(dir, "", output.label_filename, what);
   }
+  for (const state of config.sequence_batching?.state ?? []) {
+    const file = state.initial_state?.[0]?.data_file;
+    if (!file) continue;
+    const what = `initial_state data_file '${file}' of state '${state.input_name ?? ""}' of model '${name}'`;
+    await modelFilePath(dir, "initial_state", file, what);
+  }
   for (const warmup of config.model_warmup ?? []) {
     for (const [input, data] of Object.entries(warmup.inputs ?? {})) {
       if (!data.input_data_file) continue;
@@ -141,6 +151,52 @@ async function readLabels(dir: string, spec: ModelSpec): Promise<Map<string, str
     );
   }
   return labels;
+}
+
+/** Most bytes one initial_state file may give a state (a config's word, but still bounded before reading). */
+const MAX_INITIAL_STATE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The initial states read from files (`<model>/initial_state/<data_file>`, as Triton reads them), by state
+ * input name: BYTES take the whole file in the wire form, other types its first bytes (a shorter file fails
+ * with Triton's words; a longer one is cut, as in Triton).
+ */
+async function readInitialStates(dir: string, spec: ModelSpec): Promise<Map<string, TensorData>> {
+  const states = new Map<string, TensorData>();
+  for (const state of spec.sequenceBatching?.states ?? []) {
+    if (state.initial.kind !== "file") continue;
+    const file = state.initial.file;
+    const what = `initial_state data_file '${file}' of state '${state.inputName}' of model '${spec.name}'`;
+    const path = await modelFilePath(dir, "initial_state", file, what);
+    const size = await stat(path).then(
+      (info) => info.size,
+      () =>
+        fail(
+          `failed to read initial_state file '${file}' of state '${state.inputName}' of model '${spec.name}'`,
+        ),
+    );
+    if (size > MAX_INITIAL_STATE_BYTES) {
+      fail(
+        `initial_state file '${file}' of model '${spec.name}' is ${size} bytes, more than the ${MAX_INITIAL_STATE_BYTES} allowed`,
+      );
+    }
+    const bytes = new Uint8Array(await readFile(path));
+    const count = state.initialDims.reduce((a, b) => a * b, 1);
+    const info = datatypeInfo(state.datatype)!;
+    if (state.datatype === "BYTES") {
+      states.set(state.inputName, { count, wire: bytes });
+      continue;
+    }
+    const expected = count * info.byteSize!;
+    if (bytes.byteLength < expected) {
+      fail(
+        `initial_state setting expects ${expected} bytes, but the data provided from ${file}only has ${bytes.byteLength} bytes.`,
+      );
+    }
+    const ctor = info.typedArray as unknown as new (buffer: ArrayBuffer) => TensorData;
+    states.set(state.inputName, new ctor(bytes.slice(0, expected).buffer));
+  }
+  return states;
 }
 
 /**
@@ -224,8 +280,10 @@ async function loadOnnxVersion(
     const mismatch = checkConfigAgainstModel(spec, model);
     if (mismatch) fail(mismatch);
     const labels = await readLabels(dir, spec);
+    // Read before the pool starts: a bad file must fail the load with nothing left running.
+    const initialStates = await readInitialStates(dir, spec);
     // The pool's callbacks reach the scheduler, which is made from the pool.
-    let scheduler: ModelScheduler | undefined;
+    let scheduler: InstanceScheduler | undefined;
     handedOver = true;
     const pool = await createInstancePool(
       {
@@ -249,17 +307,30 @@ async function loadOnnxVersion(
       },
       first,
     );
-    scheduler = createModelScheduler({
-      spec,
-      version: entry.version,
-      pool,
-      clock: ctx.clock,
-      stats: entry.stats,
-      labels,
-      trace: ctx.trace,
-      crashParameter: ctx.crashParameter,
-      maxPendingRequests: ctx.maxPendingRequests,
-    });
+    const sequence = spec.sequenceBatching;
+    scheduler = sequence
+      ? createSequenceBatchScheduler({
+          spec: { ...spec, sequenceBatching: sequence },
+          version: entry.version,
+          pool,
+          instanceCount: inits.length,
+          clock: ctx.clock,
+          stats: entry.stats,
+          logger: ctx.logger,
+          initialStates,
+          labels,
+        })
+      : createModelScheduler({
+          spec,
+          version: entry.version,
+          pool,
+          clock: ctx.clock,
+          stats: entry.stats,
+          labels,
+          trace: ctx.trace,
+          crashParameter: ctx.crashParameter,
+          maxPendingRequests: ctx.maxPendingRequests,
+        });
     if (config.model_warmup?.length) {
       // READY only once every warmup sample ran; a failure closes what was started and fails the version.
       await runWarmup(config, spec, scheduler, dir, ctx.clock).catch(async (error: unknown) => {

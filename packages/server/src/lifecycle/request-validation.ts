@@ -265,5 +265,20 @@ export function validateRequest(
     }
     inputs.push({ spec: io, tensor, shape: reshaped });
   }
+  validateCorrelationId(spec, request, prefix);
   return { request, batchSize, inputs, outputs: requested };
+}
+
+/**
+ * Triton's ValidateCorrelationId (part of Normalize): for a sequence model with a CORRID control, a string
+ * id needs a STRING control and a numeric id (no id is the number 0) a numeric one.
+ */
+function validateCorrelationId(spec: ModelSpec, request: InferenceRequest, prefix: string): void {
+  const control = spec.sequenceBatching?.controls.find((c) => c.kind === "CORRID");
+  if (control === undefined) return;
+  const given = typeof request.sequence?.id === "string" ? "BYTES" : "UINT64";
+  if ((given === "BYTES") === (control.datatype === "BYTES")) return;
+  throw invalid(
+    `${prefix}sequence batching control '${control.name}' data-type is '${given}', but model '${spec.name}' expects '${control.datatype}'`,
+  );
 }

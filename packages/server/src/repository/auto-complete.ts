@@ -73,7 +73,22 @@ export function autoCompleteConfig(
     return `autofill failed for model '${name}': model does not support batching while non-zero max_batch_size is specified`;
   }
   const maxBatchSize = config.max_batch_size ?? 0;
-  if (!config.input?.length) config.input = model.inputs.map((info) => completedIo(info, maxBatchSize));
-  if (!config.output?.length) config.output = model.outputs.map((info) => completedIo(info, maxBatchSize));
+  // Sequence controls and states are the server's to fill and read, never a client's tensors.
+  const sequence = config.sequence_batching;
+  const serverInputs = new Set([
+    ...(sequence?.control_input ?? []).map((c) => c.name ?? ""),
+    ...(sequence?.state ?? []).map((s) => s.input_name ?? ""),
+  ]);
+  const serverOutputs = new Set((sequence?.state ?? []).map((s) => s.output_name ?? ""));
+  if (!config.input?.length) {
+    config.input = model.inputs
+      .filter((info) => !serverInputs.has(info.name))
+      .map((info) => completedIo(info, maxBatchSize));
+  }
+  if (!config.output?.length) {
+    config.output = model.outputs
+      .filter((info) => !serverOutputs.has(info.name))
+      .map((info) => completedIo(info, maxBatchSize));
+  }
   return undefined;
 }

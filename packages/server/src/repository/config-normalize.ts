@@ -4,6 +4,7 @@
  * Every function edits the config in place; callers work on a clone.
  */
 import type { ModelConfig } from "@tbench/proto";
+import { normalizeSequenceBatching } from "./sequence-batching.js";
 
 /** The platform and backend names Triton uses for ONNX models. */
 export const ONNX_PLATFORM = "onnxruntime_onnx";
@@ -44,6 +45,7 @@ export function normalizeModelConfig(config: ModelConfig): void {
   if (batching && !batching.preferred_batch_size?.length && maxBatchSize > 0) {
     batching.preferred_batch_size = [maxBatchSize];
   }
+  normalizeSequenceBatching(config);
   if (config.platform !== ENSEMBLE_PLATFORM) normalizeInstanceGroups(config);
 }
 

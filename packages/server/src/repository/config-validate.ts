@@ -12,6 +12,7 @@ import {
 } from "@tbench/proto";
 import { ENSEMBLE_PLATFORM, ONNX_BACKEND, ONNX_PLATFORM } from "./config-normalize.js";
 import { int64List, int64Value } from "./config-numbers.js";
+import { validateSequenceBatching } from "./sequence-batching.js";
 
 /** Checks that need no model file: name vs directory, platform/backend, max_batch_size, version policy. */
 export function validateModelIdentity(config: ModelConfig, directoryName: string): string | undefined {
@@ -56,9 +57,6 @@ export function validateModelIdentity(config: ModelConfig, directoryName: string
  */
 export function unsupportedFeature(config: ModelConfig): string | undefined {
   const name = config.name ?? "";
-  if (config.sequence_batching) {
-    return `model '${name}' sets sequence_batching, and sequence batching is not supported by tbench-server`;
-  }
   // Triton's ragged batching feeds a [-1] model input with every request's elements concatenated (the
   // onnxruntime backend supports it); the batch assembly here would use the first request's shape instead.
   const ragged = (config.input ?? []).find((io) => io.allow_ragged_batch === true);
@@ -114,6 +112,8 @@ export function validateSchedulingConfig(config: ModelConfig): string | undefine
     const problem = validateQueuePolicies(config, name);
     if (problem) return problem;
   }
+  const sequence = validateSequenceBatching(config);
+  if (sequence) return sequence;
   const groups = config.instance_group ?? [];
   if (groups.length === 0) return `must specify one or more 'instance group's for ${name}`;
   for (const group of groups) {

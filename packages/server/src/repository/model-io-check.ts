@@ -2,7 +2,7 @@
  * The check of a config against the ONNX model it serves, as Triton's onnxruntime backend does at instance
  * creation (ValidateInputs, ValidateOutputs, CompareDimsSupported), with its messages.
  */
-import { datatypeFromOrtType, datatypeInfo } from "@tbench/proto";
+import { type Datatype, datatypeFromOrtType, datatypeInfo } from "@tbench/proto";
 import type { OnnxModelInfo, OnnxTensorInfo } from "./auto-complete.js";
 import { dimsToString } from "./config-numbers.js";
 import type { ModelSpec, TensorSpec } from "./model-spec.js";
@@ -90,9 +90,13 @@ function ortToConfigType(ortType: string): string {
 
 /** Returns the first mismatch between the config and the model (Triton's message), or undefined. */
 export function checkConfigAgainstModel(spec: ModelSpec, model: OnnxModelInfo): string | undefined {
-  if (model.inputs.length !== spec.inputs.length) {
+  // A sequence model's control inputs and implicit states are model inputs (and outputs) too, that the
+  // server fills and no client sends (Triton's backend counts them the same way).
+  const { inputs: sequenceInputs, outputs: sequenceOutputs } = sequenceTensors(spec);
+  const expected = spec.inputs.length + sequenceInputs.length;
+  if (model.inputs.length !== expected) {
     return (
-      `unable to load model '${spec.name}', configuration expects ${spec.inputs.length} inputs, ` +
+      `unable to load model '${spec.name}', configuration expects ${expected} inputs, ` +
       `model provides ${model.inputs.length}`
     );
   }
@@ -109,5 +113,38 @@ export function checkConfigAgainstModel(spec: ModelSpec, model: OnnxModelInfo): 
     const problem = checkTensor(spec, io, "output", outputs);
     if (problem) return problem;
   }
+  for (const [ios, kind, infos] of [
+    [sequenceInputs, "input", inputs],
+    [sequenceOutputs, "output", outputs],
+  ] as const) {
+    for (const io of ios) {
+      if (!infos.has(io.name)) {
+        return `unable to load model '${spec.name}', configuration specifies sequence batching ${kind} '${io.name}', but the model does not provide that ${kind}`;
+      }
+      const problem = checkTensor(spec, io, kind, infos);
+      if (problem) return problem;
+    }
+  }
   return undefined;
+}
+
+/** The tensors sequence_batching adds to the model's own: controls ([1] per row) and states. */
+function sequenceTensors(spec: ModelSpec): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
+  const sequence = spec.sequenceBatching;
+  if (!sequence) return { inputs: [], outputs: [] };
+  const tensor = (name: string, datatype: Datatype, dims: readonly number[]): TensorSpec => ({
+    name,
+    datatype,
+    dims,
+    optional: false,
+    allowRaggedBatch: false,
+    labelFilename: "",
+  });
+  return {
+    inputs: [
+      ...sequence.controls.map((control) => tensor(control.name, control.datatype, [1])),
+      ...sequence.states.map((state) => tensor(state.inputName, state.datatype, state.dims)),
+    ],
+    outputs: sequence.states.map((state) => tensor(state.outputName, state.datatype, state.dims)),
+  };
 }

@@ -12,6 +12,7 @@ import {
   type ModelQueuePolicy,
 } from "@tbench/proto";
 import { int64List, int64Value } from "./config-numbers.js";
+import { type SequenceBatchingSpec, sequenceBatchingSpec } from "./sequence-batching.js";
 
 /** One input or output of the model configuration. */
 export interface TensorSpec {
@@ -66,6 +67,8 @@ export interface ModelSpec {
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
   readonly dynamicBatching?: DynamicBatchingSpec;
+  /** sequence_batching: the model is stateful and served by the sequence batch scheduler. */
+  readonly sequenceBatching?: SequenceBatchingSpec;
   readonly instanceGroups: readonly InstanceGroupSpec[];
   readonly defaultModelFilename: string;
   /** `parameters` as key -> string_value. */
@@ -148,6 +151,7 @@ export function modelSpecFromConfig(config: ModelConfig): ModelSpec {
   for (const [key, value] of Object.entries(config.parameters ?? {})) {
     parameters.set(key, value.string_value ?? "");
   }
+  const sequenceBatching = sequenceBatchingSpec(config);
   return {
     name,
     platform: config.platform ?? "",
@@ -156,6 +160,7 @@ export function modelSpecFromConfig(config: ModelConfig): ModelSpec {
     inputs: (config.input ?? []).map((io) => inputSpec(io, name)),
     outputs: (config.output ?? []).map((io) => outputSpec(io, name)),
     ...(config.dynamic_batching ? { dynamicBatching: dynamicBatchingSpec(config.dynamic_batching) } : {}),
+    ...(sequenceBatching ? { sequenceBatching } : {}),
     instanceGroups: instanceGroupSpecs(config),
     defaultModelFilename: config.default_model_filename || "model.onnx",
     parameters,

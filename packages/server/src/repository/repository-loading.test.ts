@@ -182,14 +182,11 @@ describe("repository loading", () => {
     assert.deepEqual(await states("misnamed"), [[undefined, "UNAVAILABLE"]]);
   });
 
-  it("refuses sequence_batching (no sequence semantics here) and keeps every other model serving", async () => {
-    assert.deepEqual(await states("sequence"), [[undefined, "UNAVAILABLE"]]);
-    assert.equal(
-      await reason("sequence"),
-      "Unsupported: model 'sequence' sets sequence_batching, and sequence batching is not supported by tbench-server",
-    );
-    assert.equal(core.isModelReady("sequence"), false);
-    assert.ok(logger.lines.some((l) => l.startsWith("E failed to load 'sequence': Unsupported: ")));
+  it("serves a model with sequence_batching when its config and model agree, and keeps every other model serving", async () => {
+    // The fixture is simple's file with sequence_batching and no controls or states: a stateless model
+    // under the sequence batcher, which Triton serves too.
+    assert.deepEqual(await states("sequence"), [["1", "READY"]]);
+    assert.equal(core.isModelReady("sequence"), true);
     assert.equal(core.isModelReady("latest1"), true);
   });
 

@@ -16,19 +16,12 @@ import { assembleBatch, splitOutputs } from "./batch-assembly.js";
 import { classify } from "./classification.js";
 import { type BatchableEntry, type BatcherSettings, decideBatch } from "./dynamic-batcher.js";
 import { PriorityQueue } from "./priority-queue.js";
-import type { Scheduler, SecondaryStats, ValidatedRequest } from "./scheduler.js";
+import type { InstanceScheduler, SecondaryStats, ValidatedRequest } from "./scheduler.js";
 
 /** One version's scheduler over its instances; it owns the pool it is given (close and destroy end it). */
-export interface ModelScheduler extends Scheduler {
-  /** An instance became idle. */
-  instanceIdle(): void;
+export interface ModelScheduler extends InstanceScheduler {
   /** Stops accepting requests and resolves once every accepted one is answered (the pool stays open). */
   drain(): Promise<void>;
-  /**
-   * No instance can run a batch again (every one died): fails every queued request and every later one with
-   * `error`. Batches already running are answered as their instances answer them.
-   */
-  abandon(error: ServerError): void;
 }
 
 export interface ModelSchedulerOptions {

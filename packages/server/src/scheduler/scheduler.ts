@@ -4,6 +4,7 @@
  * (ensemble/ensemble-scheduler.ts). The core validates a request against the version's config first
  * (lifecycle/request-validation.ts), so a scheduler only ever sees a ValidatedRequest.
  */
+import type { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
 import type { TensorSpec } from "../repository/model-spec.js";
 import type { ModelStatsCollector } from "../stats/model-stats.js";
@@ -42,4 +43,15 @@ export interface Scheduler {
   close(): Promise<void>;
   /** Now: fails every request still queued (UNAVAILABLE), ends what it owns. Idempotent. */
   destroy(): Promise<void>;
+}
+
+/** A scheduler that runs batches on a version's instance pool: told when an instance frees up or all died. */
+export interface InstanceScheduler extends Scheduler {
+  /** An instance became idle. */
+  instanceIdle(): void;
+  /**
+   * No instance can run a batch again (every one died): fails every queued request and every later one with
+   * `error`. Batches already running are answered as their instances answer them.
+   */
+  abandon(error: ServerError): void;
 }

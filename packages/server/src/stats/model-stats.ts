@@ -50,8 +50,11 @@ export interface ModelStatsCollector {
   requestSucceeded(durationNs: number, queueNs: number, times: ExecutionTimes, epochMs: number): void;
   /** A request failed after `durationNs`, for Triton's failure `reason`. */
   requestFailed(durationNs: number, reason: FailureReason, epochMs: number): void;
-  /** One model execution of `batchSize` rows. */
-  executed(batchSize: number, times: ExecutionTimes): void;
+  /**
+   * One model execution of `batchSize` rows, `inferences` of them real requests' (default all: the
+   * sequence batcher's padding rows count in batch_stats but not in inference_count, as in Triton).
+   */
+  executed(batchSize: number, times: ExecutionTimes, inferences?: number): void;
   /** Seconds the load took. */
   setLoadDuration(seconds: number): void;
   statistics(): ModelStatistics;
@@ -104,9 +107,9 @@ export function createModelStats(
       failures[reason]++;
       lastInference = Math.max(lastInference, epochMs);
     },
-    executed(batchSize, times) {
+    executed(batchSize, times, inferences = batchSize) {
       executionCount++;
-      inferenceCount += batchSize;
+      inferenceCount += inferences;
       let entry = batches.get(batchSize);
       if (!entry) {
         entry = { compute_input: zero(), compute_infer: zero(), compute_output: zero() };

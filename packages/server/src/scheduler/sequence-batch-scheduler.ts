@@ -1,0 +1,640 @@
+/**
+ * Triton's sequence batcher (sequence_batch_scheduler.cc) for a stateful model: every sequence (a
+ * correlation id from START to END) holds one slot of one batcher (a batcher per instance, max(1,
+ * max_batch_size) slots each, or oldest's max_candidate_sequences) for its whole life, so its requests run
+ * one at a time, in order, and its implicit state stays with the slot. A START that finds no free slot
+ * waits in a backlog, the oldest backlog taking the next slot released.
+ *  - direct: a batch is the slots, row = slot index, up to the highest slot with a request; a slot below
+ *    it without one (or whose request's shapes differ) is a padding row that is not READY. It waits for
+ *    `minimum_slot_utilization` of the slots up to `max_queue_delay_microseconds` when both are set.
+ *  - oldest: the next request of each candidate sequence (one in flight per sequence) goes through
+ *    Triton's dynamic batching decision (preferred sizes, queue delay); no padding rows.
+ * The model gets the control inputs (START, END, READY, CORRID) and the states as inputs of its own; a
+ * state output becomes the sequence's state for its next request. A sequence idle for
+ * `max_sequence_idle_microseconds` loses its slot (its next request needs START). Errors use Triton's words.
+ */
+import type { Clock, TimerHandle } from "../core/clock.js";
+import { markFailedAfterIssue } from "../core/failed-after-issue.js";
+import type { Logger } from "../core/logger.js";
+import { ServerError } from "../core/server-error.js";
+import type { InferenceResponse, Tensor, TensorData } from "../core/types.js";
+import type { InstancePool } from "../instances/instance-pool.js";
+import type { ModelSpec } from "../repository/model-spec.js";
+import type { SequenceBatchingSpec } from "../repository/sequence-batching.js";
+import type { ExecutionTimes, FailureReason, ModelStatsCollector } from "../stats/model-stats.js";
+import { assembleBatch, splitOutputs } from "./batch-assembly.js";
+import { classify } from "./classification.js";
+import { type BatchableEntry, decideBatch } from "./dynamic-batcher.js";
+import type { InstanceScheduler, SecondaryStats, ValidatedRequest } from "./scheduler.js";
+import {
+  controlTensors,
+  type RowFlags,
+  type StateValue,
+  stateRows,
+  stateShapeKey,
+  stateTensor,
+  zeroData,
+} from "./sequence-tensors.js";
+
+export interface SequenceBatchSchedulerOptions {
+  readonly spec: ModelSpec & { readonly sequenceBatching: SequenceBatchingSpec };
+  readonly version: string;
+  readonly pool: Pick<InstancePool, "hasIdle" | "run" | "close">;
+  /** How many instances serve the version: one batcher each. */
+  readonly instanceCount: number;
+  readonly clock: Clock;
+  readonly stats: ModelStatsCollector;
+  readonly logger: Logger;
+  /** The bytes of each state whose initial_state is a file, by state input name (read at load). */
+  readonly initialStates?: ReadonlyMap<string, TensorData>;
+  /** Labels per output name (classification). */
+  readonly labels?: ReadonlyMap<string, readonly string[]>;
+}
+
+interface Request extends BatchableEntry {
+  readonly kind: "request";
+  readonly validated: ValidatedRequest;
+  readonly startNs: number;
+  readonly secondary: SecondaryStats | undefined;
+  readonly flags: RowFlags;
+  readonly resolve: (response: InferenceResponse) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** What the idle reaper leaves in a slot's queue: the sequence ends there, its slot is released. */
+interface Release {
+  readonly kind: "release";
+}
+
+type Entry = Request | Release;
+
+interface Slot {
+  readonly batcher: Batcher;
+  readonly index: number;
+  readonly queue: Entry[];
+  /** The sequence that holds the slot, until its END runs or the reaper releases it. */
+  held: boolean;
+  /** A request of the slot's sequence is running (oldest: one in flight per sequence). */
+  inFlight: boolean;
+  /** The slot's sequence's states, by state input name (reset by a START). */
+  states: Map<string, StateValue>;
+}
+
+interface Batcher {
+  readonly index: number;
+  readonly slots: Slot[];
+  running: boolean;
+}
+
+/** A START that found no free slot, and the requests of its sequence that followed it. */
+interface Backlog {
+  /** The sequence's key (its id). */
+  readonly key: string;
+  readonly entries: Request[];
+}
+
+/** A sequence's place: the slot it holds, or the backlog it waits in. */
+type Place = { readonly slot: Slot } | { readonly backlog: Backlog };
+
+function keyOf(id: bigint | string): string {
+  return typeof id === "string" ? `s:${id}` : `n:${id}`;
+}
+
+function shapeKeyOf(validated: ValidatedRequest): string {
+  return validated.inputs.map((input) => input.tensor.shape.join(",")).join(";");
+}
+
+/** A padding row's request: the representative's inputs as zeros. */
+function paddingOf(representative: ValidatedRequest): ValidatedRequest {
+  return {
+    ...representative,
+    inputs: representative.inputs.map((input) => ({
+      ...input,
+      tensor: {
+        ...input.tensor,
+        data: zeroData(
+          input.tensor.datatype,
+          input.tensor.shape.reduce((a, b) => a * b, 1),
+        ),
+      },
+    })),
+  };
+}
+
+const PADDING: RowFlags = { ready: false, start: false, end: false, id: 0n };
+
+export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOptions): InstanceScheduler {
+  const { spec, version, pool, clock, stats, logger } = options;
+  const sequence = spec.sequenceBatching;
+  const strategy = sequence.strategy;
+  const batching = spec.maxBatchSize > 0;
+  const batchers: Batcher[] = [];
+  for (let b = 0; b < Math.max(1, options.instanceCount); b++) {
+    const batcher: Batcher = { index: b, slots: [], running: false };
+    for (let i = 0; i < sequence.slotsPerInstance; i++) {
+      batcher.slots.push({ batcher, index: i, queue: [], held: false, inFlight: false, states: new Map() });
+    }
+    batchers.push(batcher);
+  }
+  const places = new Map<string, Place>();
+  /** When each slot-holding sequence's last request arrived (the idle reaper's clock). */
+  const lastArrivalNs = new Map<string, { slot: Slot; ns: number }>();
+  const backlogs: Backlog[] = [];
+  let queued = 0;
+  let inFlight = 0;
+  let stopping = false;
+  let abandoned: ServerError | undefined;
+  let closing: Promise<void> | undefined;
+  let timer: TimerHandle | undefined;
+  let timerAtNs = 0;
+  let passScheduled = false;
+  const drainWaiters: (() => void)[] = [];
+  stats.setPendingCounter(() => queued);
+
+  const initialState = (name: string): StateValue => {
+    const state = sequence.states.find((s) => s.inputName === name)!;
+    const fromFile = options.initialStates?.get(name);
+    const count = state.initialDims.reduce((a, b) => a * b, 1);
+    return { dims: state.initialDims, data: fromFile ?? zeroData(state.datatype, count) };
+  };
+
+  const fail = (entry: Request, error: unknown, reason: FailureReason) => {
+    queued--;
+    stats.requestFailed(clock.nowNs() - entry.startNs, reason, clock.epochMs());
+    markFailedAfterIssue(error);
+    entry.reject(error);
+  };
+
+  const checkDrained = () => {
+    if (queued === 0 && inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
+  };
+
+  /** The lowest free slot index over every batcher (Triton's ready-slot queue), if any. */
+  const freeSlot = (): Slot | undefined => {
+    for (let i = 0; i < sequence.slotsPerInstance; i++) {
+      for (const batcher of batchers) {
+        const slot = batcher.slots[i]!;
+        if (!slot.held) return slot;
+      }
+    }
+    return undefined;
+  };
+
+  /** The slot's sequence ended (or was reaped): the oldest backlog takes the slot, else it is free. */
+  const releaseSlot = (slot: Slot) => {
+    slot.held = false;
+    const next = backlogs.shift();
+    if (next === undefined) return;
+    slot.held = true;
+    slot.queue.push(...next.entries);
+    const place = places.get(next.key);
+    if (place !== undefined && "backlog" in place && place.backlog === next) {
+      places.set(next.key, { slot });
+      lastArrivalNs.set(next.key, { slot, ns: clock.nowNs() });
+    }
+  };
+
+  /** Fails a cancelled request at the front of a slot, and with it the rest of its sequence. */
+  const cancelSequence = (slot: Slot) => {
+    for (const entry of slot.queue.splice(0)) {
+      if (entry.kind === "request") {
+        fail(entry, new ServerError("CANCELLED", `${entry.logPrefix}request was cancelled`), "CANCELED");
+      }
+    }
+    for (const [key, { slot: held }] of lastArrivalNs) if (held === slot) forget(key);
+    releaseSlot(slot);
+  };
+
+  const forget = (key: string) => {
+    places.delete(key);
+    lastArrivalNs.delete(key);
+  };
+
+  /** Takes release markers and cancelled requests off the front of the slot's queue. */
+  const settleFront = (slot: Slot) => {
+    for (;;) {
+      const front = slot.queue[0];
+      if (front === undefined) return;
+      if (front.kind === "release") {
+        slot.queue.shift();
+        releaseSlot(slot);
+        continue;
+      }
+      if (front.isCancelled()) {
+        cancelSequence(slot);
+        continue;
+      }
+      return;
+    }
+  };
+
+  /** Fails every request of a backlog whose timeout passed (Triton's backlog timeout). */
+  const expireBacklogs = (now: number) => {
+    for (let i = backlogs.length - 1; i >= 0; i--) {
+      const backlog = backlogs[i]!;
+      const deadline = Math.min(
+        ...backlog.entries.map((e) =>
+          e.requestTimeoutUs > 0 ? e.enqueueNs + e.requestTimeoutUs * 1000 : Infinity,
+        ),
+      );
+      if (deadline > now) continue;
+      backlogs.splice(i, 1);
+      const place = places.get(backlog.key);
+      if (place !== undefined && "backlog" in place && place.backlog === backlog) forget(backlog.key);
+      for (const entry of backlog.entries) {
+        fail(
+          entry,
+          new ServerError("UNAVAILABLE", "timeout of the corresponding sequence has been expired"),
+          "REJECTED",
+        );
+      }
+    }
+  };
+
+  /** The idle reaper: a slot-holding sequence idle past the limit ends, its slot released after its queue. */
+  const reap = (now: number) => {
+    const limitNs = sequence.maxSequenceIdleUs * 1000;
+    for (const [key, { slot, ns }] of lastArrivalNs) {
+      if (now - ns < limitNs) continue;
+      forget(key);
+      slot.queue.push({ kind: "release" });
+    }
+  };
+
+  const nextDeadline = (): number => {
+    let deadline = Number.POSITIVE_INFINITY;
+    const limitNs = sequence.maxSequenceIdleUs * 1000;
+    for (const { ns } of lastArrivalNs.values()) deadline = Math.min(deadline, ns + limitNs);
+    for (const backlog of backlogs) {
+      for (const e of backlog.entries) {
+        if (e.requestTimeoutUs > 0) deadline = Math.min(deadline, e.enqueueNs + e.requestTimeoutUs * 1000);
+      }
+    }
+    return deadline;
+  };
+
+  const armTimer = (atNs: number) => {
+    if (!Number.isFinite(atNs)) return;
+    if (timer !== undefined && timerAtNs <= atNs) return;
+    timer?.cancel();
+    timerAtNs = atNs;
+    timer = clock.setTimer(
+      () => {
+        timer = undefined;
+        schedulePass();
+      },
+      Math.max(1, Math.ceil((atNs - clock.nowNs()) / 1000)),
+    );
+  };
+
+  const respond = (entry: Request, outputs: Tensor[], queueNs: number, times: ExecutionTimes) => {
+    const request = entry.validated.request;
+    const wanted = new Set(entry.validated.outputs.map((o) => o.name));
+    const own = outputs
+      .filter((tensor) => wanted.has(tensor.name))
+      .map((tensor) => {
+        const k = request.outputs?.find((o) => o.name === tensor.name)?.classification ?? 0;
+        return k > 0 ? classify(tensor, k, batching, options.labels?.get(tensor.name)) : tensor;
+      });
+    queued--;
+    const durationNs = clock.nowNs() - entry.startNs;
+    const epochMs = clock.epochMs();
+    stats.requestSucceeded(durationNs, queueNs, times, epochMs);
+    entry.secondary?.requestSucceeded(durationNs, queueNs, times, epochMs);
+    entry.resolve({
+      model: spec.name,
+      version,
+      ...(request.id !== undefined && request.id !== "" ? { id: request.id } : {}),
+      outputs: own,
+    });
+  };
+
+  /** Runs one batch of `rows` (undefined: a padding row) on `batcher`'s behalf. */
+  const dispatch = (
+    batcher: Batcher,
+    rows: readonly (Request | undefined)[],
+    slots: readonly (Slot | undefined)[],
+  ) => {
+    const dispatchNs = clock.nowNs();
+    const representative = rows.find((r) => r !== undefined)!.validated;
+    const validated = rows.map((r) => r?.validated ?? paddingOf(representative));
+    const flags = rows.map((r) => r?.flags ?? PADDING);
+    const t0 = performance.now();
+    let inputs: ReturnType<typeof assembleBatch>;
+    try {
+      inputs = assembleBatch(spec, validated);
+    } catch (error) {
+      for (const r of rows) if (r) fail(r, error, "BACKEND");
+      return;
+    }
+    const states = sequence.states.map((state) =>
+      stateTensor(
+        state.inputName,
+        state.datatype,
+        rows.map((r, i) => {
+          const slot = slots[i];
+          if (r === undefined || slot === undefined) return initialState(state.inputName);
+          if (r.flags.start) slot.states.delete(state.inputName);
+          return slot.states.get(state.inputName) ?? initialState(state.inputName);
+        }),
+        batching,
+      ),
+    );
+    const outputNames = [
+      ...new Set([
+        ...validated.flatMap((v) => v.outputs.map((o) => o.name)),
+        ...sequence.states.map((s) => s.outputName),
+      ]),
+    ];
+    const assembleNs = (performance.now() - t0) * 1e6;
+    batcher.running = true;
+    inFlight++;
+    for (const slot of slots) if (slot) slot.inFlight = true;
+    pool
+      .run({
+        inputs: [...inputs.inputs, ...controlTensors(sequence.controls, flags, batching), ...states],
+        outputNames,
+        transfer: inputs.transfer,
+      })
+      .then(
+        (result) => {
+          const t1 = performance.now();
+          const stateNames = new Set(sequence.states.map((s) => s.outputName));
+          let perRow: Tensor[][];
+          try {
+            perRow = splitOutputs(
+              spec,
+              validated,
+              result.outputs.filter((o) => !stateNames.has(o.name)),
+            );
+            for (const state of sequence.states) {
+              const output = result.outputs.find((o) => o.name === state.outputName);
+              if (output === undefined) continue;
+              const values = stateRows(output, rows.length, batching);
+              rows.forEach((r, i) => {
+                if (r !== undefined) slots[i]?.states.set(state.inputName, values[i]!);
+              });
+            }
+          } catch (error) {
+            for (const r of rows) if (r) fail(r, error, "BACKEND");
+            return;
+          }
+          const times: ExecutionTimes = {
+            computeInputNs: assembleNs + result.inputNs,
+            computeInferNs: result.inferNs,
+            computeOutputNs: result.outputNs + (performance.now() - t1) * 1e6,
+          };
+          const real = rows.filter((r) => r !== undefined).length;
+          stats.executed(batching ? rows.length : 1, times, batching ? real : 1);
+          rows.forEach((r, i) => {
+            if (r === undefined) return;
+            try {
+              respond(r, perRow[i]!, dispatchNs - r.enqueueNs + (result.waitNs ?? 0), times);
+            } catch (error) {
+              fail(r, error, "BACKEND");
+            }
+          });
+        },
+        (error: unknown) => {
+          for (const r of rows) if (r) fail(r, error, "BACKEND");
+        },
+      )
+      .finally(() => {
+        batcher.running = false;
+        inFlight--;
+        for (const slot of slots) if (slot) slot.inFlight = false;
+        schedulePass();
+        checkDrained();
+      });
+  };
+
+  /** Takes the front request of `slot` into a batch; its END releases the slot. */
+  const take = (slot: Slot): Request => {
+    const entry = slot.queue.shift() as Request;
+    if (entry.flags.end) releaseSlot(slot);
+    return entry;
+  };
+
+  /** Direct: the batch is the slots up to the highest one with a request. Returns when to look again. */
+  const passDirect = (batcher: Batcher, now: number): number => {
+    const ready = batcher.slots.filter((slot) => slot.queue[0]?.kind === "request");
+    if (ready.length === 0) return Number.POSITIVE_INFINITY;
+    const delayNs = strategy.kind === "direct" ? strategy.maxQueueDelayUs * 1000 : 0;
+    const utilization = strategy.kind === "direct" ? strategy.minimumSlotUtilization : 0;
+    if (delayNs > 0 && utilization > 0) {
+      const oldest = Math.min(...ready.map((slot) => (slot.queue[0] as Request).enqueueNs));
+      const share = ready.length / Math.max(1, spec.maxBatchSize);
+      if (share < utilization && now - oldest < delayNs) return oldest + delayNs;
+    }
+    // Rows of one batch agree on their input and state shapes; a slot that does not waits as padding.
+    const rowKey = (slot: Slot) => {
+      const front = slot.queue[0] as Request;
+      const states = sequence.states.map((s) =>
+        stateShapeKey(
+          (front.flags.start ? undefined : slot.states.get(s.inputName)) ?? initialState(s.inputName),
+        ),
+      );
+      return `${front.shapeKey}|${states.join("|")}`;
+    };
+    const key = rowKey(ready[0]!);
+    const highest = ready.at(-1)!.index;
+    const rows: (Request | undefined)[] = [];
+    const slots: (Slot | undefined)[] = [];
+    for (let i = 0; i <= highest; i++) {
+      const slot = batcher.slots[i]!;
+      const fits = slot.queue[0]?.kind === "request" && rowKey(slot) === key;
+      rows.push(fits ? take(slot) : undefined);
+      slots.push(fits ? slot : undefined);
+    }
+    dispatch(batcher, rows, slots);
+    return Number.POSITIVE_INFINITY;
+  };
+
+  /** Oldest: the next request of each candidate sequence not in flight, batched as the dynamic batcher does. */
+  const passOldest = (batcher: Batcher, now: number): number => {
+    if (strategy.kind !== "oldest") return Number.POSITIVE_INFINITY;
+    const candidates = batcher.slots
+      .filter((slot) => !slot.inFlight && slot.queue[0]?.kind === "request")
+      .sort((a, b) => (a.queue[0] as Request).enqueueNs - (b.queue[0] as Request).enqueueNs);
+    if (candidates.length === 0) return Number.POSITIVE_INFINITY;
+    const bySlot = new Map(candidates.map((slot) => [slot.queue[0] as Request, slot]));
+    const decision = decideBatch(
+      candidates.map((slot) => slot.queue[0] as Request),
+      {
+        maxBatchSize: Math.max(1, spec.maxBatchSize),
+        preferredBatchSizes: strategy.preferredBatchSizes,
+        maxQueueDelayUs: strategy.maxQueueDelayUs,
+      },
+      now,
+    );
+    if (decision.kind === "empty") return Number.POSITIVE_INFINITY;
+    if (decision.kind === "wait") return now + decision.waitUs * 1000;
+    const slots = decision.entries.map((entry) => bySlot.get(entry)!);
+    const rows = slots.map((slot) => take(slot));
+    dispatch(batcher, rows, slots);
+    return Number.POSITIVE_INFINITY;
+  };
+
+  const pass = () => {
+    passScheduled = false;
+    const now = clock.nowNs();
+    expireBacklogs(now);
+    reap(now);
+    let wake = nextDeadline();
+    for (const batcher of batchers) {
+      for (const slot of batcher.slots) settleFront(slot);
+      if (batcher.running || !pool.hasIdle()) continue;
+      wake = Math.min(wake, strategy.kind === "direct" ? passDirect(batcher, now) : passOldest(batcher, now));
+    }
+    armTimer(wake);
+    checkDrained();
+  };
+
+  function schedulePass(): void {
+    if (passScheduled) return;
+    passScheduled = true;
+    queueMicrotask(pass);
+  }
+
+  const refuse = (startNs: number, error: ServerError): Promise<never> => {
+    stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
+    return Promise.reject(error);
+  };
+
+  const abandon = (error: ServerError) => {
+    if (abandoned) return;
+    abandoned = error;
+    for (const batcher of batchers) {
+      for (const slot of batcher.slots) {
+        for (const entry of slot.queue.splice(0)) if (entry.kind === "request") fail(entry, error, "BACKEND");
+        slot.held = false;
+      }
+    }
+    for (const backlog of backlogs.splice(0))
+      for (const entry of backlog.entries) fail(entry, error, "BACKEND");
+    places.clear();
+    lastArrivalNs.clear();
+    timer?.cancel();
+    timer = undefined;
+    checkDrained();
+  };
+
+  const drain = () => {
+    stopping = true;
+    return new Promise<void>((resolve) => {
+      drainWaiters.push(resolve);
+      schedulePass();
+    });
+  };
+
+  return {
+    submit(validated, startNs, secondary) {
+      const request = validated.request;
+      const model = spec.name;
+      if (abandoned) return refuse(startNs, new ServerError(abandoned.status, abandoned.message));
+      if (batching && validated.batchSize !== 1) {
+        return refuse(
+          startNs,
+          new ServerError(
+            "INVALID_ARG",
+            `inference request to model '${model}' must specify batch-size 1 due to requirements of sequence batcher`,
+          ),
+        );
+      }
+      const flags = request.sequence;
+      const id = flags?.id ?? 0n;
+      if (id === 0n || id === "") {
+        return refuse(
+          startNs,
+          new ServerError(
+            "INVALID_ARG",
+            `inference request to model '${model}' must specify a non-zero or non-empty correlation ID`,
+          ),
+        );
+      }
+      const start = flags?.start === true;
+      const end = flags?.end === true;
+      if (stopping && start) {
+        return refuse(
+          startNs,
+          new ServerError(
+            "UNAVAILABLE",
+            "Server is stopping, scheduler for model has stopped accepting new inference requests",
+          ),
+        );
+      }
+      const key = keyOf(id);
+      let place = places.get(key);
+      if (place === undefined && !start) {
+        return refuse(
+          startNs,
+          new ServerError(
+            "INVALID_ARG",
+            `inference request for sequence ${String(id)} to model '${model}' must specify the START flag on the first request of the sequence`,
+          ),
+        );
+      }
+      if (place !== undefined && start) {
+        logger.warn(
+          `sequence ${String(id)} for model '${model}' has a conflict. The previous sequence did not end before this sequence start. Previous sequence will be terminated early.`,
+        );
+      }
+      return new Promise<InferenceResponse>((resolve, reject) => {
+        const now = clock.nowNs();
+        const entry: Request = {
+          kind: "request",
+          validated,
+          startNs,
+          secondary,
+          flags: { ready: true, start, end, id },
+          resolve,
+          reject,
+          batchSize: 1,
+          enqueueNs: now,
+          timeoutNs: 0,
+          isCancelled: () => request.signal?.aborted === true,
+          logPrefix: `[request id: ${request.id ? request.id : "<id_unknown>"}] `,
+          requestTimeoutUs: request.timeoutUs ?? 0,
+          shapeKey: shapeKeyOf(validated),
+        };
+        if (place === undefined) {
+          const slot = freeSlot();
+          if (slot !== undefined) {
+            slot.held = true;
+            place = { slot };
+          } else {
+            const backlog: Backlog = { key, entries: [] };
+            backlogs.push(backlog);
+            place = { backlog };
+          }
+          places.set(key, place);
+        }
+        if ("slot" in place) {
+          place.slot.queue.push(entry);
+          lastArrivalNs.set(key, { slot: place.slot, ns: now });
+        } else {
+          place.backlog.entries.push(entry);
+        }
+        queued++;
+        // END drops the id at once: a later request without START is refused even before the END runs.
+        if (end) forget(key);
+        request.signal?.addEventListener("abort", schedulePass, { once: true });
+        schedulePass();
+      });
+    },
+    instanceIdle: schedulePass,
+    abandon,
+    close() {
+      closing ??= drain().then(() => {
+        timer?.cancel();
+        timer = undefined;
+        return pool.close();
+      });
+      return closing;
+    },
+    destroy() {
+      abandon(new ServerError("UNAVAILABLE", "Server is stopping"));
+      return pool.close();
+    },
+  };
+}

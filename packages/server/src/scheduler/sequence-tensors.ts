@@ -1,0 +1,145 @@
+/**
+ * The tensors the sequence batcher adds to a batch and takes out of it, as pure functions: the control
+ * inputs (START, END, READY as the configured false/true pair, CORRID in its configured type; one value
+ * per row, a padding row not ready), the implicit states (one row per sequence, concatenated for the batch
+ * and cut back into rows after it), and the zeros of a padding row. Triton gives a padding row
+ * uninitialised inputs; zeros are one such value, and the same on every run.
+ */
+import { type Datatype, datatypeInfo, type TensorTypedArray } from "@tbench/proto";
+import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
+import type { BytesData, TensorData } from "../core/types.js";
+import type { ThreadTensor } from "../instances/worker-protocol.js";
+import type { SequenceControlSpec } from "../repository/sequence-batching.js";
+
+/** What one row of a sequence batch is, for its control inputs. */
+export interface RowFlags {
+  /** False for a padding row: START, END and READY false, CORRID 0. */
+  readonly ready: boolean;
+  readonly start: boolean;
+  readonly end: boolean;
+  /** The correlation id (0n for a padding row). */
+  readonly id: bigint | string;
+}
+
+/** A tensor of one sequence's state: its shape without the batch dimension, and its data. */
+export interface StateValue {
+  readonly dims: readonly number[];
+  readonly data: TensorData;
+}
+
+function ortTypeOf(datatype: Datatype) {
+  return datatypeInfo(datatype)!.ortType!;
+}
+
+function elementsOf(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
+}
+
+/** `count` zero elements of `datatype` (BYTES: empty strings). */
+export function zeroData(datatype: Datatype, count: number): TensorData {
+  if (datatype === "BYTES") return { count, wire: new Uint8Array(4 * count) };
+  const ctor = datatypeInfo(datatype)!.typedArray as unknown as new (length: number) => TensorTypedArray;
+  return new ctor(count);
+}
+
+/** One BYTES element per string, in the wire form (4-byte little-endian length, then the UTF-8 bytes). */
+function bytesOf(strings: readonly string[]): BytesData {
+  const encoded = strings.map((s) => new TextEncoder().encode(s));
+  const wire = new Uint8Array(encoded.reduce((sum, e) => sum + 4 + e.length, 0));
+  const view = new DataView(wire.buffer);
+  let offset = 0;
+  for (const e of encoded) {
+    view.setUint32(offset, e.length, true);
+    wire.set(e, offset + 4);
+    offset += 4 + e.length;
+  }
+  return { count: strings.length, wire };
+}
+
+/** The correlation id as a CORRID control of `datatype` holds it (32-bit types: the low 32 bits). */
+function corrIdValue(id: bigint | string, datatype: Datatype): bigint | number {
+  const value = typeof id === "bigint" ? id : 0n;
+  if (datatype === "UINT64") return BigInt.asUintN(64, value);
+  if (datatype === "INT64") return BigInt.asIntN(64, value);
+  if (datatype === "UINT32") return Number(BigInt.asUintN(32, value));
+  return Number(BigInt.asIntN(32, value));
+}
+
+/**
+ * The control input tensors of a batch whose rows are `rows`: shape [rows, 1] when the model batches,
+ * [1] when it does not (a batch of one).
+ */
+export function controlTensors(
+  controls: readonly SequenceControlSpec[],
+  rows: readonly RowFlags[],
+  batching: boolean,
+): ThreadTensor[] {
+  const dims = batching ? [rows.length, 1] : [1];
+  return controls.map((control) => {
+    if (control.kind === "CORRID") {
+      if (control.datatype === "BYTES") {
+        const data = bytesOf(rows.map((row) => (typeof row.id === "string" && row.ready ? row.id : "")));
+        return { name: control.name, ortType: ortTypeOf("BYTES"), dims, data };
+      }
+      const data = zeroData(control.datatype, rows.length) as TensorTypedArray;
+      for (const [i, row] of rows.entries()) {
+        if (row.ready) (data as unknown as (bigint | number)[])[i] = corrIdValue(row.id, control.datatype);
+      }
+      return { name: control.name, ortType: ortTypeOf(control.datatype), dims, data };
+    }
+    const data = zeroData(control.datatype, rows.length) as TensorTypedArray;
+    for (const [i, row] of rows.entries()) {
+      const on =
+        control.kind === "READY" ? row.ready : row.ready && (control.kind === "START" ? row.start : row.end);
+      const value = control.values[on ? 1 : 0];
+      (data as unknown as number[])[i] = typeof value === "boolean" ? (value ? 1 : 0) : value;
+    }
+    return { name: control.name, ortType: ortTypeOf(control.datatype), dims, data };
+  });
+}
+
+/** The rows' states concatenated into one input: [rows, ...dims] (or dims alone without batching). */
+export function stateTensor(
+  name: string,
+  datatype: Datatype,
+  rows: readonly StateValue[],
+  batching: boolean,
+): ThreadTensor {
+  const first = rows[0]!;
+  const dims = batching ? [rows.length, ...first.dims] : [...first.dims];
+  if (datatype === "BYTES") {
+    const data = concatBytesData(rows.map((r) => r.data as BytesData));
+    return { name, ortType: ortTypeOf(datatype), dims, data };
+  }
+  const ctor = datatypeInfo(datatype)!.typedArray as unknown as new (length: number) => TensorTypedArray;
+  const perRow = elementsOf(first.dims);
+  const data = new ctor(perRow * rows.length);
+  const target = data as unknown as { set(values: ArrayLike<unknown>, offset: number): void };
+  for (const [i, row] of rows.entries()) target.set(row.data as unknown as ArrayLike<unknown>, i * perRow);
+  return { name, ortType: ortTypeOf(datatype), dims, data };
+}
+
+/** Cuts a batch's state output into one StateValue per row (copies: a state outlives the batch). */
+export function stateRows(output: ThreadTensor, rows: number, batching: boolean): StateValue[] {
+  const dims = batching ? output.dims.slice(1) : [...output.dims];
+  const perRow = elementsOf(dims);
+  if (!ArrayBuffer.isView(output.data)) {
+    return splitBytesData(
+      output.data,
+      Array.from({ length: rows }, () => perRow),
+    ).map((piece) => ({
+      dims,
+      data: { count: piece.count, wire: piece.wire.slice() },
+    }));
+  }
+  const typed = output.data as TensorTypedArray;
+  return Array.from({ length: rows }, (_, i) => ({
+    dims,
+    data: typed.slice(i * perRow, (i + 1) * perRow) as TensorTypedArray,
+  }));
+}
+
+/** The shape key of a state row: rows of one batch must agree on it. */
+export function stateShapeKey(value: StateValue): string {
+  return value.dims.join(",");
+}
