@@ -84,7 +84,7 @@ before(async () => {
     grpcPort: 0,
     metricsPort: 0,
     modelControlMode: "explicit",
-    loadModels: ["simple", "heavy", "heavy_nobatch", "identity_fp32"],
+    loadModels: ["simple", "heavy", "heavy_nobatch", "identity_fp32", "sequence_accumulator"],
     logger: silentLogger,
   });
   scratch = mkdtempSync(join(tmpdir(), "tbench-docs-"));

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { BenchConfig, GrpcSslFiles } from "../run/bench-config.js";
 import { UsageError } from "../run/usage-error.js";
 import { normalizeGrpcUrl, normalizeUrl, parseHeader, parseRange, parseShape } from "./parse-values.js";
+import { resolveSequenceFlags } from "./sequence-flags.js";
 
 /** Default `-u` per protocol: Triton's ports, as perf_analyzer picks them. */
 export const DEFAULT_URLS = { http: "localhost:8000", grpc: "localhost:8001" } as const;
@@ -96,6 +97,12 @@ const rawSchema = z.object({
   requestCount: int("--request-count", 0).default(0),
   maxErrorRate: number("--max-error-rate", 0, 100, "a percentage between 0 and 100").default(0),
   stopOnError: z.boolean().default(false),
+  // Parsed with perf_analyzer's messages by sequence-flags.ts.
+  sequenceLength: z.string().optional(),
+  sequenceLengthVariation: z.string().optional(),
+  sequenceIdRange: z.string().optional(),
+  numOfSequences: z.string().optional(),
+  serialSequences: z.boolean().optional(),
   batchSize: int("-b", 1, "a batch size").default(1),
   shape: list,
   inputData: list,
@@ -115,9 +122,10 @@ const rawSchema = z.object({
 
 /**
  * Validates commander's options once, applies perf_analyzer's defaults and cross-flag rules, and returns a
- * frozen {@link BenchConfig}. Throws {@link UsageError} with a one-line message naming the flag.
+ * frozen {@link BenchConfig}. Throws {@link UsageError} with a one-line message naming the flag; perf_analyzer's
+ * warnings (a value it replaces by its default) go to `warn`, one line each.
  */
-export function resolveBenchConfig(raw: RawOptions): BenchConfig {
+export function resolveBenchConfig(raw: RawOptions, warn: (line: string) => void = () => {}): BenchConfig {
   const parsed = rawSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -156,6 +164,7 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     if (o.latencyThreshold === 0)
       throw new UsageError("--binary-search: expected a --latency-threshold to search for");
   }
+  const sequence = resolveSequenceFlags(o, warn);
   if (o.percentile !== undefined && o.requestCount > 0 && o.requestCount < 2) {
     throw new UsageError("--request-count: expected at least 2 requests to compute a percentile");
   }
@@ -200,6 +209,7 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     binarySearch: o.binarySearch,
     // perf_analyzer turns --streaming into async calls (perf_analyzer.cc); --sync is refused with it above.
     async: o.async || o.streaming || (mode === "request_rate" && !o.sync),
+    forcedSync: o.sync,
     maxThreads: o.maxThreads ?? (mode === "request_rate" ? 4 : 16),
     measurementMode: o.measurementMode,
     measurementIntervalMs: o.measurementInterval,
@@ -212,6 +222,7 @@ export function resolveBenchConfig(raw: RawOptions): BenchConfig {
     requestCount: o.requestCount,
     maxErrorRate: o.maxErrorRate / 100,
     stopOnError: o.stopOnError,
+    sequence,
     batchSize: o.batchSize,
     shapes: Object.freeze(shapes),
     inputData: Array.isArray(inputData) ? Object.freeze([...inputData]) : inputData,

@@ -31,12 +31,7 @@ export const UNSUPPORTED_PERF_ANALYZER_FLAGS: readonly UnsupportedFlag[] = Objec
   short("t", true, "--concurrency-range"),
   short("c", true, "--concurrency-range"),
   long("data-directory"),
-  // Sequence models and decoupled models.
-  long("sequence-length"),
-  long("sequence-length-variation"),
-  long("sequence-id-range"),
-  long("num-of-sequences"),
-  long("serial-sequences", false),
+  // Decoupled models and other load modes.
   long("session-concurrency"),
   long("periodic-concurrency-range"),
   long("request-period"),

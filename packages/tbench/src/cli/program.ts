@@ -90,6 +90,20 @@ export function createProgram(version: string, onParsed: (command: ParsedCommand
     .option("--max-error-rate <pct>", "a level with more failed requests than this % fails (default: 0)")
     .option("--stop-on-error", "stop the sweep at the first level that fails on errors");
 
+  program.optionsGroup("Sequence Model Options:");
+  program
+    .option("--sequence-length <n>", "base length of a sequence (default: 20)")
+    .option(
+      "--sequence-length-variation <pct>",
+      "lengths vary by up to +- this % of --sequence-length (default: 20)",
+    )
+    .option(
+      "--sequence-id-range <start[:end]>",
+      "correlation ids from start to end (excluded) (default: from 1, 2^32-1 ids)",
+    )
+    .option("--num-of-sequences <n>", "sequences in flight in request-rate mode (default: 4)")
+    .option("--serial-sequences", "request-rate mode: at most one request in flight per sequence");
+
   program.optionsGroup("Input Data Options:");
   program
     .option(

@@ -92,7 +92,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           createClient: io.createClient,
         });
       case "run": {
-        const config = resolveBenchConfig(parsed.options);
+        const config = resolveBenchConfig(parsed.options, (line) => io.stderr.write(`${line}\n`));
         const outcome = await runBenchmark(config, {
           stdout: io.stdout,
           stderr: io.stderr,

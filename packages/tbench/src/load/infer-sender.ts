@@ -1,6 +1,6 @@
-import type { InferenceClient, InferInput, PreparedInfer } from "@tbench/client";
+import type { InferenceClient, InferInput, InferResult, PreparedInfer } from "@tbench/client";
 import type { ExpectedOutput, RequestData } from "./input-data.js";
-import { type RequestSender, VALIDATION_ERROR_KIND } from "./request-sender.js";
+import { type RequestSender, type SequenceFields, VALIDATION_ERROR_KIND } from "./request-sender.js";
 
 /** Options of {@link createInferSender}. */
 export interface InferSenderOptions {
@@ -54,7 +54,8 @@ export function checkExpected(
 
 /**
  * Sends infer requests through `@tbench/client`. Each distinct request is encoded once with
- * `prepareInfer` and re-sent as is, so the per-request cost is the client's send path only.
+ * `prepareInfer` and re-sent as is, so the per-request cost is the client's send path only. A step of a
+ * sequence carries its own id and flags, so it is encoded as it is sent (`infer`).
  */
 export function createInferSender(options: InferSenderOptions): RequestSender {
   const { client, requests } = options;
@@ -68,14 +69,24 @@ export function createInferSender(options: InferSenderOptions): RequestSender {
   );
   const count = prepared.length;
   let closed = false;
+  const sendStep = (slot: number, sequence: SequenceFields) =>
+    client.infer(options.model, {
+      inputs: requests[slot]!.inputs as unknown as InferInput[],
+      ...(options.modelVersion !== undefined ? { modelVersion: options.modelVersion } : {}),
+      binaryInputs: options.binaryInputs,
+      binaryOutputs: options.binaryOutputs,
+      sequenceId: sequence.id,
+      sequenceStart: sequence.start,
+      sequenceEnd: sequence.end,
+    });
   return {
     // Not an async function: without validation data the client's own promise is handed back as is, so
     // a request costs the load loop one promise layer fewer. A synchronous throw still becomes a rejection.
-    send(index) {
+    send(index, sequence) {
       const slot = index % count;
-      let sent: ReturnType<PreparedInfer["send"]>;
+      let sent: Promise<InferResult>;
       try {
-        sent = prepared[slot]!.send();
+        sent = sequence === undefined ? prepared[slot]!.send() : sendStep(slot, sequence);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildRequestData, type InputDataOptions } from "./input-data.js";
+import { buildInputData, buildRequestData, type InputDataOptions } from "./input-data.js";
 
 const simpleInputs = [
   { name: "INPUT0", datatype: "INT32" as const, shape: [-1, 16] },
@@ -104,20 +104,101 @@ describe("buildRequestData", () => {
     assert.ok(random.every((s) => s.length === 4));
   });
 
-  it("reads perf_analyzer's JSON: plain arrays, content+shape, b64, streams, and validation_data", () => {
+  it("reads perf_analyzer's JSON: plain arrays, content+shape, b64, and validation_data", () => {
     const b64 = Buffer.from(new Int32Array(16).fill(7).buffer).toString("base64");
     const json = {
       data: [
         { INPUT0: Array(16).fill(1), INPUT1: { content: Array(16).fill(2), shape: [16] } },
-        [{ INPUT0: { b64 }, INPUT1: Array(16).fill(3) }],
+        { INPUT0: { b64 }, INPUT1: Array(16).fill(3) },
       ],
       validation_data: [{ OUTPUT0: Array(16).fill(3) }, { OUTPUT0: { content: Array(16).fill(10) } }],
     };
-    const requests = buildRequestData({ ...base, source: [{ path: "d.json", json }] });
+    const { requests, streamSteps } = buildInputData({ ...base, source: [{ path: "d.json", json }] });
     assert.equal(requests.length, 2);
     assert.deepEqual([...(requests[1]!.inputs[0]!.data as Int32Array)], Array(16).fill(7));
     assert.deepEqual(requests[0]!.expected, [{ name: "OUTPUT0", values: Array(16).fill(3) }]);
     assert.deepEqual(requests[1]!.expected, [{ name: "OUTPUT0", values: Array(16).fill(10) }]);
+    assert.deepEqual(streamSteps, [2], "a list of steps is one stream");
+  });
+
+  it("reads streams (lists of steps) in order, with validation_data mirroring them", () => {
+    const step = (n: number) => ({ INPUT0: Array(16).fill(n), INPUT1: Array(16).fill(0) });
+    const out = (n: number) => ({ OUTPUT0: Array(16).fill(n) });
+    const json = {
+      data: [[step(1), step(2), step(3)], [step(4)], [step(5), step(6)]],
+      validation_data: [[out(1), out(2), out(3)], [out(4)], [out(5), out(6)]],
+    };
+    const more = { data: [[step(7)]] };
+    const { requests, streamSteps } = buildInputData({
+      ...base,
+      source: [
+        { path: "a.json", json },
+        { path: "b.json", json: more },
+      ],
+    });
+    assert.deepEqual(streamSteps, [3, 1, 2, 1], "every file's streams, appended");
+    assert.deepEqual(
+      requests.map((r) => (r.inputs[0]!.data as Int32Array)[0]),
+      [1, 2, 3, 4, 5, 6, 7],
+      "the requests run stream after stream",
+    );
+    assert.deepEqual(requests[4]!.expected, [{ name: "OUTPUT0", values: Array(16).fill(5) }]);
+    assert.equal(requests[6]!.expected, undefined);
+    // Two files of steps make one stream, as in perf_analyzer's data loader.
+    const flat = { data: [step(1), step(2)] };
+    assert.deepEqual(
+      buildInputData({
+        ...base,
+        source: [
+          { path: "a.json", json: flat },
+          { path: "b.json", json: flat },
+        ],
+      }).streamSteps,
+      [4],
+    );
+    assert.equal(buildInputData({ ...base, source: "zero" }).streamSteps, undefined);
+  });
+
+  it("refuses what perf_analyzer's data loader refuses: mixed forms, unaligned validation_data", () => {
+    const step = { INPUT0: Array(16).fill(1), INPUT1: Array(16).fill(0) };
+    const mixed =
+      "Inconsistency in input-data provided. Can not have a combination of objects and arrays inside of the Data array";
+    assert.throws(
+      () => buildRequestData({ ...base, source: [{ path: "d.json", json: { data: [step, [step]] } }] }),
+      { message: `d.json: ${mixed}` },
+    );
+    assert.throws(
+      () =>
+        buildRequestData({
+          ...base,
+          source: [
+            { path: "a.json", json: { data: [[step]] } },
+            { path: "b.json", json: { data: [step] } },
+          ],
+        }),
+      { message: `b.json: ${mixed}` },
+    );
+    const unaligned = "d.json: The 'validation_data' field doesn't align with 'data' field in the json file";
+    assert.throws(
+      () =>
+        buildRequestData({
+          ...base,
+          source: [{ path: "d.json", json: { data: [[step, step]], validation_data: [[{ OUTPUT0: [1] }]] } }],
+        }),
+      { message: unaligned },
+    );
+    assert.throws(
+      () =>
+        buildRequestData({
+          ...base,
+          source: [{ path: "d.json", json: { data: [[step]], validation_data: [[], []] } }],
+        }),
+      { message: unaligned },
+    );
+    assert.throws(
+      () => buildRequestData({ ...base, source: [{ path: "d.json", json: { data: [[step], []] } }] }),
+      { message: "d.json: data[1] is an empty stream; a stream needs at least one step" },
+    );
   });
 
   it("names the file, entry and input of a bad JSON entry", () => {

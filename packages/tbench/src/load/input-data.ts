@@ -188,60 +188,105 @@ function decodeB64(b64: string, datatype: Datatype, where: string): unknown[] {
   );
 }
 
-/** Reads perf_analyzer's JSON input format: `{"data": [...steps or streams...], "validation_data": [...]}`. */
-function readFileSteps(file: InputDataFile, inputs: readonly InputMetadata[]): FileStep[] {
-  const json = file.json as { data?: unknown; validation_data?: unknown };
-  if (json === null || typeof json !== "object" || !Array.isArray(json.data)) {
-    throw new Error(
-      `${file.path}: expected an object with a "data" array (perf_analyzer's input data format)`,
-    );
-  }
-  const steps = (json.data as unknown[]).flatMap((entry) => (Array.isArray(entry) ? entry : [entry]));
-  const validation = Array.isArray(json.validation_data)
-    ? (json.validation_data as unknown[]).flatMap((entry) => (Array.isArray(entry) ? entry : [entry]))
-    : undefined;
-  if (validation !== undefined && validation.length !== steps.length) {
-    throw new Error(
-      `${file.path}: "validation_data" has ${validation.length} entries, expected one per "data" entry (${steps.length})`,
-    );
-  }
-  return steps.map((step, index) => {
-    const where = `${file.path}, data[${index}]`;
-    if (step === null || typeof step !== "object") throw new Error(`${where}: expected an object of inputs`);
-    const values: FileStep["values"] = {};
-    for (const input of inputs) {
-      const raw = (step as Record<string, unknown>)[input.name];
-      if (raw === undefined) throw new Error(`${where}: input "${input.name}" is missing`);
-      if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
-        const obj = raw as { content?: unknown; shape?: unknown; b64?: unknown };
-        const shape = Array.isArray(obj.shape) ? (obj.shape as number[]) : undefined;
-        if (typeof obj.b64 === "string") {
-          values[input.name] = {
-            values: decodeB64(obj.b64, input.datatype, `${where}.${input.name}`),
-            shape,
-          };
-        } else if (obj.content !== undefined) {
-          values[input.name] = { values: flattenValues(obj.content, []), shape };
-        } else {
-          throw new Error(`${where}.${input.name}: expected an array, {"content", "shape"} or {"b64"}`);
-        }
+const MIXED_DATA =
+  "Inconsistency in input-data provided. Can not have a combination of objects and arrays inside of the Data array";
+const UNALIGNED_VALIDATION = "The 'validation_data' field doesn't align with 'data' field in the json file";
+
+/** One step (an object of inputs) and its optional `validation_data` entry. */
+function readStep(step: unknown, check: unknown, inputs: readonly InputMetadata[], where: string): FileStep {
+  if (step === null || typeof step !== "object") throw new Error(`${where}: expected an object of inputs`);
+  const values: FileStep["values"] = {};
+  for (const input of inputs) {
+    const raw = (step as Record<string, unknown>)[input.name];
+    if (raw === undefined) throw new Error(`${where}: input "${input.name}" is missing`);
+    if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
+      const obj = raw as { content?: unknown; shape?: unknown; b64?: unknown };
+      const shape = Array.isArray(obj.shape) ? (obj.shape as number[]) : undefined;
+      if (typeof obj.b64 === "string") {
+        values[input.name] = {
+          values: decodeB64(obj.b64, input.datatype, `${where}.${input.name}`),
+          shape,
+        };
+      } else if (obj.content !== undefined) {
+        values[input.name] = { values: flattenValues(obj.content, []), shape };
       } else {
-        values[input.name] = { values: flattenValues(raw, []), shape: undefined };
+        throw new Error(`${where}.${input.name}: expected an array, {"content", "shape"} or {"b64"}`);
       }
+    } else {
+      values[input.name] = { values: flattenValues(raw, []), shape: undefined };
     }
-    let expected: ExpectedOutput[] | undefined;
-    const check = validation?.[index];
-    if (check !== undefined && check !== null && typeof check === "object") {
-      expected = Object.entries(check as Record<string, unknown>).map(([name, value]) => {
-        const content =
-          value !== null && typeof value === "object" && !Array.isArray(value)
-            ? (value as { content?: unknown }).content
-            : value;
-        return { name, values: flattenValues(content, []) as ExpectedOutput["values"] };
+  }
+  let expected: ExpectedOutput[] | undefined;
+  if (check !== undefined && check !== null && typeof check === "object") {
+    expected = Object.entries(check as Record<string, unknown>).map(([name, value]) => {
+      const content =
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? (value as { content?: unknown }).content
+          : value;
+      return { name, values: flattenValues(content, []) as ExpectedOutput["values"] };
+    });
+  }
+  return { values, expected };
+}
+
+/**
+ * Reads perf_analyzer's JSON input format, `{"data": [...], "validation_data": [...]}`, as its data loader
+ * does: `data` is either a list of steps (objects of inputs), which every such file appends to one stream,
+ * or a list of streams (lists of steps), each a stream of its own (a sequence model's sequence draws its
+ * data from one stream); the two forms never mix, within a file or across files.
+ */
+function readFileStreams(
+  files: readonly InputDataFile[],
+  inputs: readonly InputMetadata[],
+): { steps: FileStep[]; streamSteps: number[] } {
+  const flat: FileStep[] = [];
+  const streams: FileStep[][] = [];
+  let multipleStreams: boolean | undefined;
+  for (const file of files) {
+    const json = file.json as { data?: unknown; validation_data?: unknown };
+    if (json === null || typeof json !== "object" || !Array.isArray(json.data)) {
+      throw new Error(
+        `${file.path}: expected an object with a "data" array (perf_analyzer's input data format)`,
+      );
+    }
+    const data = json.data as unknown[];
+    for (const entry of data) {
+      multipleStreams ??= Array.isArray(entry);
+      if (Array.isArray(entry) !== multipleStreams) throw new Error(`${file.path}: ${MIXED_DATA}`);
+    }
+    const validation = Array.isArray(json.validation_data) ? (json.validation_data as unknown[]) : undefined;
+    if (multipleStreams !== true) {
+      if (validation !== undefined && validation.length !== data.length) {
+        throw new Error(
+          `${file.path}: "validation_data" has ${validation.length} entries, expected one per "data" entry (${data.length})`,
+        );
+      }
+      data.forEach((step, k) => {
+        flat.push(readStep(step, validation?.[k], inputs, `${file.path}, data[${k}]`));
       });
+      continue;
     }
-    return { values, expected };
-  });
+    if (validation !== undefined && validation.length !== data.length) {
+      throw new Error(`${file.path}: ${UNALIGNED_VALIDATION}`);
+    }
+    data.forEach((stream, i) => {
+      const steps = stream as unknown[];
+      if (steps.length === 0) {
+        throw new Error(`${file.path}: data[${i}] is an empty stream; a stream needs at least one step`);
+      }
+      const checks = validation?.[i];
+      if (checks !== undefined && (!Array.isArray(checks) || checks.length !== steps.length)) {
+        throw new Error(`${file.path}: ${UNALIGNED_VALIDATION}`);
+      }
+      streams.push(
+        steps.map((step, k) =>
+          readStep(step, (checks as unknown[] | undefined)?.[k], inputs, `${file.path}, data[${i}][${k}]`),
+        ),
+      );
+    });
+  }
+  if (multipleStreams === true) return { steps: streams.flat(), streamSteps: streams.map((s) => s.length) };
+  return { steps: flat, streamSteps: flat.length === 0 ? [] : [flat.length] };
 }
 
 function toTensorData(datatype: Datatype, values: unknown[], where: string): TensorData["data"] {
@@ -275,12 +320,27 @@ function concatData(datatype: Datatype, parts: TensorData["data"][]): TensorData
   return out;
 }
 
+/** The distinct requests of a run, and how the JSON data divides them into streams. */
+export interface InputData {
+  readonly requests: RequestData[];
+  /**
+   * With JSON files, the step count of each stream, in request-list order (one request per step at
+   * `-b 1`): a sequence model's sequence takes its data from one stream. `undefined` for zero or random data.
+   */
+  readonly streamSteps: readonly number[] | undefined;
+}
+
 /**
  * Builds the distinct requests tbench sends, from the model's metadata and the input-data options, as
  * perf_analyzer does: zero or seeded random data of the declared (or `--shape`) shape, or the steps of
  * JSON files (appended in order). With `-b N` on a batching model each request stacks N samples.
  */
 export function buildRequestData(options: InputDataOptions): RequestData[] {
+  return buildInputData(options).requests;
+}
+
+/** {@link buildRequestData}, with the JSON data's streams. */
+export function buildInputData(options: InputDataOptions): InputData {
   const { inputs, batchSize } = options;
   if (options.maxBatchSize === 0 && batchSize > 1) {
     throw new Error(`-b ${batchSize}: the model does not support batching (max_batch_size 0); use -b 1`);
@@ -303,12 +363,12 @@ export function buildRequestData(options: InputDataOptions): RequestData[] {
         data: generate(input.datatype, product(shape), kind, options, random),
       };
     });
-    return [{ inputs: tensors, expected: undefined }];
+    return { requests: [{ inputs: tensors, expected: undefined }], streamSteps: undefined };
   }
 
-  const steps = options.source.flatMap((file) => readFileSteps(file, inputs));
+  const { steps, streamSteps } = readFileStreams(options.source, inputs);
   if (steps.length === 0) throw new Error("--input-data: the JSON file(s) hold no data entries");
-  return steps.map((_, first) => {
+  const requests = steps.map((_, first) => {
     const group = Array.from({ length: batchSize }, (__, k) => steps[(first + k) % steps.length]!);
     const tensors = inputs.map((input) => {
       let shape: number[] = [];
@@ -339,4 +399,5 @@ export function buildRequestData(options: InputDataOptions): RequestData[] {
       : undefined;
     return { inputs: tensors, expected };
   });
+  return { requests, streamSteps };
 }

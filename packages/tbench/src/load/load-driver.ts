@@ -4,6 +4,7 @@ import { createRateLoad } from "./rate-load.js";
 import type { RequestSender } from "./request-sender.js";
 import { createRequestTicket } from "./request-ticket.js";
 import { createRateSchedule, type RequestDistribution, type SendSchedule } from "./schedule.js";
+import { createSequenceLoad, type SequenceSettings, sequencePicking } from "./sequence-load.js";
 import { createWindowRecorder, type WindowPart } from "./window-recorder.js";
 
 /** One point of a sweep: a concurrency, or a request rate (requests per second). */
@@ -55,6 +56,8 @@ export interface LocalLoadDriverOptions {
   /** First request number and stride (workers interleave their data indices). */
   firstIndex?: number;
   indexStride?: number;
+  /** A sequence model's load (perf_analyzer's sequence manager); undefined for other models. */
+  sequences?: SequenceSettings | undefined;
 }
 
 /** Builds the send schedule for a rate level under the given settings. */
@@ -71,24 +74,56 @@ export function scheduleForLevel(level: LoadLevel, rate: RateSettings): SendSche
   });
 }
 
-/** Creates the in-process load driver. */
+/**
+ * Creates the in-process load driver. For a sequence model every request is a step of a sequence
+ * (sequence-load.ts); a level change then pauses the load and ends the open sequences before the new
+ * level starts, as perf_analyzer's managers pause their sequence workers, and so does stopping.
+ */
 export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriver {
-  const { sender, rate } = options;
+  const { rate } = options;
   const tickets = createRequestTicket(options.firstIndex ?? 0, options.indexStride ?? 1);
   // In concurrency mode the send time is the due time, so an uncorrected histogram would only repeat it.
   const recorder = createWindowRecorder({
     keepRequests: options.keepRequests,
     trackUncorrected: options.mode === "request_rate",
+    countSequences: options.sequences !== undefined,
   });
+  const settings = options.sequences;
+  const sequences =
+    settings === undefined
+      ? undefined
+      : createSequenceLoad({
+          sender: options.sender,
+          settings,
+          mode: options.mode,
+          recordSequenceEnd: () => recorder.recordSequenceEnd(),
+        });
+  const sender = sequences?.sender ?? options.sender;
+  // --serial-sequences: a request needs a sequence with nothing in flight, so no more are in flight than
+  // there are sequences (a due send waits for one, as perf_analyzer's worker waits for a free context).
+  const maxInFlight =
+    settings !== undefined && sequencePicking(options.mode, settings.options.serial) === "fifo"
+      ? Math.min(rate.maxInFlight, settings.options.numOfSequences)
+      : rate.maxInFlight;
   const concurrency = createConcurrencyLoad({ sender, recorder, tickets });
-  const rateLoad = createRateLoad({ sender, recorder, tickets, maxInFlight: rate.maxInFlight });
+  const rateLoad = createRateLoad({ sender, recorder, tickets, maxInFlight });
   const httpTiming = createHttpTiming();
   let closed = false;
+
+  /** Stops sending, waits for the requests in flight, then ends the open sequences. */
+  async function quiesce(): Promise<void> {
+    await Promise.all([concurrency.stop(), rateLoad.stop()]);
+    await sequences?.completeOngoing();
+  }
 
   return {
     async apply(level) {
       if (level.mode !== options.mode) {
         throw new Error(`this driver runs ${options.mode} levels, got a ${level.mode} level`);
+      }
+      if (sequences !== undefined && settings !== undefined) {
+        await quiesce();
+        sequences.resize(level.mode === "concurrency" ? level.value : settings.options.numOfSequences);
       }
       if (level.mode === "concurrency") {
         concurrency.setConcurrency(level.value);
@@ -110,12 +145,12 @@ export function createLocalLoadDriver(options: LocalLoadDriverOptions): LoadDriv
       return recorder.completedCount;
     },
     async stop() {
-      await Promise.all([concurrency.stop(), rateLoad.stop()]);
+      await quiesce();
     },
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([concurrency.stop(), rateLoad.stop()]);
+      await quiesce();
       httpTiming.close();
       await sender.close();
     },

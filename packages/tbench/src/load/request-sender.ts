@@ -1,5 +1,12 @@
 import { GRPC_STATUS_NAMES } from "@tbench/proto";
 
+/** The sequence fields of one request to a sequence model (sent as `sequence_id`, `sequence_start`, `sequence_end`). */
+export interface SequenceFields {
+  readonly id: number;
+  readonly start: boolean;
+  readonly end: boolean;
+}
+
 /**
  * What the load layer calls to issue one request. The real one wraps `@tbench/client` (see
  * `infer-sender.ts`); tests pass their own through options. `send` resolves when the response has been
@@ -7,10 +14,11 @@ import { GRPC_STATUS_NAMES } from "@tbench/proto";
  */
 export interface RequestSender {
   /**
-   * Sends request number `index` (the sender picks its input data round-robin from it). The load ignores
-   * the resolved value, so a sender may return its client's promise as is (one promise layer fewer).
+   * Sends request number `index` (the sender picks its input data round-robin from it), as a step of a
+   * sequence when `sequence` is given. The load ignores the resolved value, so a sender may return its
+   * client's promise as is (one promise layer fewer).
    */
-  send(index: number): Promise<unknown>;
+  send(index: number, sequence?: SequenceFields): Promise<unknown>;
   /** Releases connections; idempotent. */
   close(): Promise<void>;
 }

@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { InferResult } from "@tbench/client";
+import type { InferRequest, InferResult } from "@tbench/client";
 import type { RequestData } from "./input-data.js";
 import { createStreamSender, type LoadStream, type StreamingClient } from "./stream-sender.js";
 
 /** A stream whose answers the test releases by hand, and that it can fail. */
 class FakeStream implements LoadStream {
-  readonly sent: { data: number; answer(error?: Error): void }[] = [];
+  readonly sent: {
+    data: number;
+    sequence?: { id: unknown; start: unknown; end: unknown };
+    answer(error?: Error): void;
+  }[] = [];
   ended = false;
   private finish: ((error?: Error) => void) | undefined;
   private readonly over = new Promise<void>((resolve, reject) => {
@@ -26,6 +30,16 @@ class FakeStream implements LoadStream {
         });
       },
     };
+  }
+  infer(request: InferRequest): Promise<InferResult> {
+    if (this.ended) return Promise.reject(new Error("stream is over"));
+    return new Promise<InferResult>((resolve, reject) => {
+      this.sent.push({
+        data: Number(request.inputs[0]?.name),
+        sequence: { id: request.sequenceId, start: request.sequenceStart, end: request.sequenceEnd },
+        answer: (error) => (error === undefined ? resolve({} as InferResult) : reject(error)),
+      });
+    });
   }
   end(): void {
     this.ended = true;
@@ -138,5 +152,23 @@ describe("createStreamSender", () => {
     assert.equal(client.streams[1]!.ended, true, "close half-closes the open streams");
     assert.equal(client.closed, false, "a client the sender does not own stays open");
     await assert.rejects(sender.send(0), /closed/);
+  });
+
+  it("a step of a sequence goes with its id and flags, encoded as it is sent", async () => {
+    const client = fakeClient();
+    const sender = createStreamSender({
+      client,
+      model: "m",
+      modelVersion: undefined,
+      requests,
+      maxStreams: 1,
+      ownsClient: true,
+    });
+    const step = sender.send(1, { id: 7, start: true, end: false });
+    assert.deepEqual(client.streams[0]!.sent[0]?.data, 1);
+    assert.deepEqual(client.streams[0]!.sent[0]?.sequence, { id: 7, start: true, end: false });
+    client.streams[0]!.sent[0]!.answer();
+    await step;
+    await sender.close();
   });
 });

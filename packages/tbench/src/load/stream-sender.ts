@@ -1,4 +1,4 @@
-import type { InferInput, InferResult } from "@tbench/client";
+import type { InferInput, InferRequest, InferResult } from "@tbench/client";
 import { checkExpected } from "./infer-sender.js";
 import type { RequestData } from "./input-data.js";
 import type { RequestSender } from "./request-sender.js";
@@ -8,6 +8,8 @@ export interface LoadStream extends AsyncIterable<unknown> {
   prepare(request: { inputs: readonly InferInput[]; modelVersion?: string }): {
     send(): Promise<InferResult>;
   };
+  /** Encodes and sends one request (a step of a sequence: its id and flags differ each time). */
+  infer(request: InferRequest): Promise<InferResult>;
   end(): void;
   cancel(reason?: unknown): void;
 }
@@ -106,13 +108,22 @@ export function createStreamSender(options: StreamSenderOptions): RequestSender 
   }
 
   return {
-    send(index) {
+    send(index, sequence) {
       if (closed) return Promise.reject(new Error("the stream sender is closed"));
       const slot = pick();
       const data = index % count;
       let sent: Promise<InferResult>;
       try {
-        sent = slot.prepared[data]!.send();
+        sent =
+          sequence === undefined
+            ? slot.prepared[data]!.send()
+            : slot.stream.infer({
+                inputs: requests[data]!.inputs as unknown as InferInput[],
+                ...(options.modelVersion !== undefined ? { modelVersion: options.modelVersion } : {}),
+                sequenceId: sequence.id,
+                sequenceStart: sequence.start,
+                sequenceEnd: sequence.end,
+              });
       } catch (error) {
         // A stream that refuses a write is over (ended or cancelled): the next request opens a new one.
         retire(slot);

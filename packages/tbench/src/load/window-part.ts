@@ -41,6 +41,7 @@ export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
   }
   const withUncorrected = parts.filter((p) => p.uncorrected !== undefined);
   const sendDelays = parts.map((p) => p.sendDelay).filter((h) => h !== undefined);
+  const sequenceEnds = parts.map((p) => p.sequenceEndCount).filter((n) => n !== undefined);
   return {
     sentCount: sum(parts, (p) => p.sentCount),
     successCount: sum(parts, (p) => p.successCount),
@@ -64,6 +65,7 @@ export function mergeWindowParts(parts: readonly WindowPart[]): WindowPart {
       recvNs: sum(parts, (p) => p.http.recvNs),
       requestNs: sum(parts, (p) => p.http.requestNs),
     },
+    sequenceEndCount: sequenceEnds.length === 0 ? undefined : sum(sequenceEnds, (n) => n),
   };
 }
 

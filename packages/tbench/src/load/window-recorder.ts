@@ -38,6 +38,11 @@ export interface WindowPart {
   requests: RequestRecord[] | undefined;
   /** Client-library send/receive time of the window's requests (filled in by the load driver). */
   http: HttpTimingTotals;
+  /**
+   * Sequence models: requests with END that completed successfully (perf_analyzer's sequence count);
+   * `undefined` for other models.
+   */
+  sequenceEndCount: number | undefined;
 }
 
 /** Options of {@link createWindowRecorder}. */
@@ -46,6 +51,8 @@ export interface WindowRecorderOptions {
   keepRequests: boolean;
   /** Rate mode: record uncorrected latencies separately, and the send delay. */
   trackUncorrected: boolean;
+  /** A sequence model's load: count the sequences that ended. */
+  countSequences?: boolean;
 }
 
 /** Accumulates request outcomes; `swap()` hands over the current window and starts a new one. */
@@ -55,6 +62,8 @@ export interface WindowRecorder {
   recordSent(lagMs: number, late: boolean): void;
   /** Rate mode: the generator's own lateness of one send, milliseconds (ignored in concurrency mode). */
   recordSendDelay(delayMs: number): void;
+  /** A request with END completed successfully (counted when the options ask for sequences). */
+  recordSequenceEnd(): void;
   /** Completed (success + error) requests in the current window. */
   readonly completedCount: number;
   swap(): WindowPart;
@@ -75,6 +84,7 @@ function emptyPart(options: WindowRecorderOptions): WindowPart {
     uncorrectedMoments: options.trackUncorrected ? createLatencyMoments() : undefined,
     requests: options.keepRequests ? [] : undefined,
     http: emptyHttpTiming(),
+    sequenceEndCount: options.countSequences === true ? 0 : undefined,
   };
 }
 
@@ -107,6 +117,9 @@ export function createWindowRecorder(options: WindowRecorderOptions): WindowReco
     },
     recordSendDelay(delayMs) {
       part.sendDelay?.recordValue(Math.max(0, Math.round(delayMs * 1000)));
+    },
+    recordSequenceEnd() {
+      if (part.sequenceEndCount !== undefined) part.sequenceEndCount += 1;
     },
     get completedCount() {
       return part.successCount + part.errorCount;

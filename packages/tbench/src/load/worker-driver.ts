@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { LoadDriver, LoadLevel, RateSettings } from "./load-driver.js";
+import type { SequenceSettings } from "./sequence-load.js";
 import { decodeWindowPart, type EncodedWindowPart, mergeWindowParts } from "./window-part.js";
 import type { WorkerCommand, WorkerInit, WorkerMessage } from "./worker-protocol.js";
 
@@ -11,6 +12,8 @@ export interface WorkerLoadDriverOptions {
   rate: Omit<RateSettings, "rateShare" | "phase">;
   mode: LoadLevel["mode"];
   keepRequests: boolean;
+  /** A sequence model's load, split between the workers (see {@link splitSequenceSettings}). */
+  sequences?: SequenceSettings | undefined;
 }
 
 // Built, the entry is worker-entry.js next to this file. Run from source, it is a .ts file, and a worker
@@ -43,6 +46,27 @@ export function splitEvenly(total: number, parts: number): number[] {
 }
 
 /**
+ * A sequence model's settings for each of `parts` workers: each gets a share of `--num-of-sequences` and a
+ * contiguous share of the id range (so no two workers ever use the same id; a range at least as large as
+ * the concurrency, or the number of sequences, leaves each worker a range at least as large as its share),
+ * and a seed of its own.
+ */
+export function splitSequenceSettings(settings: SequenceSettings, parts: number): SequenceSettings[] {
+  const sequences = splitEvenly(settings.options.numOfSequences, parts);
+  const ranges = splitEvenly(settings.options.idRange, parts);
+  let idStart = settings.options.idStart;
+  return ranges.map((idRange, i) => {
+    const share: SequenceSettings = {
+      ...settings,
+      options: { ...settings.options, idStart, idRange, numOfSequences: sequences[i] ?? 0 },
+      seed: settings.seed + i,
+    };
+    idStart += idRange;
+    return share;
+  });
+}
+
+/**
  * Spreads load over N worker threads, each with its own client and event loop: concurrency is split
  * evenly, a request rate is split into N schedules of rate/N (Poisson schedules with different seeds,
  * constant ones phase-shifted so the sum stays even). Windows are collected from every worker and merged.
@@ -50,6 +74,8 @@ export function splitEvenly(total: number, parts: number): number[] {
 export async function createWorkerLoadDriver(options: WorkerLoadDriverOptions): Promise<LoadDriver> {
   const { workers: count } = options;
   const handles: WorkerHandle[] = [];
+  const sequenceShares =
+    options.sequences === undefined ? undefined : splitSequenceSettings(options.sequences, count);
   let nextId = 1;
   let closed = false;
 
@@ -102,6 +128,7 @@ export async function createWorkerLoadDriver(options: WorkerLoadDriverOptions): 
         keepRequests: options.keepRequests,
         firstIndex: index,
         indexStride: count,
+        sequences: sequenceShares?.[index],
       };
       return call(handle, { type: "init", init });
     });

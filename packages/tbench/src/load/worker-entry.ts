@@ -29,6 +29,7 @@ async function handle(command: WorkerCommand): Promise<unknown> {
       keepRequests: command.init.keepRequests,
       firstIndex: command.init.firstIndex,
       indexStride: command.init.indexStride,
+      sequences: command.init.sequences,
     });
     progressTimer = setInterval(() => {
       if (driver !== undefined) post({ type: "progress", completed: driver.completedCount() });

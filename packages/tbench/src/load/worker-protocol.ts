@@ -1,4 +1,5 @@
 import type { LoadLevel, RateSettings } from "./load-driver.js";
+import type { SequenceSettings } from "./sequence-load.js";
 
 /** What a load worker needs to build its sender and driver; everything in it survives structured cloning. */
 export interface WorkerInit {
@@ -11,6 +12,8 @@ export interface WorkerInit {
   keepRequests: boolean;
   firstIndex: number;
   indexStride: number;
+  /** This worker's share of a sequence model's load. */
+  sequences: SequenceSettings | undefined;
 }
 
 /** Commands from the main thread to a load worker. Each gets exactly one reply with the same `id`. */

@@ -39,6 +39,13 @@ export interface Measurement {
   errorsByKind: Record<string, number>;
   /** Successful inferences per second (requests x batch size). */
   inferPerSec: number;
+  /**
+   * Sequence models: sequences whose END request completed (successfully) in the windows, perf_analyzer's
+   * "Sequence count"; `undefined` for other models.
+   */
+  sequenceCount: number | undefined;
+  /** `sequenceCount` per second of the windows ("seq/sec"); `undefined` for other models. */
+  sequencesPerSec: number | undefined;
   /** Latency from the due time (rate mode) or the send (concurrency mode). */
   latency: LatencySummary;
   /** Rate mode: latency from the actual send, which hides coordinated omission. */
@@ -171,6 +178,13 @@ export function summarizeWindows(
     errorRate: completed === 0 ? 0 : part.errorCount / completed,
     errorsByKind: part.errorsByKind,
     inferPerSec: durationMs > 0 ? (part.successCount * batchSize * 1000) / durationMs : 0,
+    sequenceCount: part.sequenceEndCount,
+    sequencesPerSec:
+      part.sequenceEndCount === undefined
+        ? undefined
+        : durationMs > 0
+          ? (part.sequenceEndCount * 1000) / durationMs
+          : 0,
     latency: latencySummary(part.latency, part.latencyMoments, percentiles),
     uncorrectedLatency:
       part.uncorrected === undefined || part.uncorrectedMoments === undefined

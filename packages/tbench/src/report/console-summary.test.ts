@@ -64,6 +64,23 @@ describe("console summary (perf_analyzer's wording)", () => {
     );
   });
 
+  it("a sequence model's level has perf_analyzer's Sequence count line before the throughput", () => {
+    const level = syntheticLevel({
+      value: 2,
+      latenciesUs: Array(30).fill(100),
+      durationMs: 1500,
+      sequenceEnds: 7,
+    });
+    assert.deepEqual(formatLevelSummary(level, undefined).split("\n").slice(0, 4), [
+      "  Client: ",
+      "    Request count: 30",
+      "    Sequence count: 7 (4.66667 seq/sec)",
+      "    Throughput: 20 infer/sec",
+    ]);
+    const plain = syntheticLevel({ value: 2, latenciesUs: [100], durationMs: 1000 });
+    assert.doesNotMatch(formatLevelSummary(plain, undefined), /Sequence count/);
+  });
+
   it("prints a verbose pass line per window, throughput as C++ prints it", () => {
     const window = syntheticLevel({ value: 1, latenciesUs: [100, 200, 300], durationMs: 1000 }).windows[0];
     assert.ok(window !== undefined);

@@ -125,6 +125,9 @@ export function formatLevelSummary(
   out.push("  Client: ");
   out.push(`    Request count: ${m.requestCount}`);
   if (m.lateSendCount > 0) out.push(`    Delayed Request Count: ${m.lateSendCount}`);
+  if (m.sequenceCount !== undefined) {
+    out.push(`    Sequence count: ${m.sequenceCount} (${formatCppDouble(m.sequencesPerSec ?? 0)} seq/sec)`);
+  }
   out.push(`    Throughput: ${formatCppDouble(m.inferPerSec)} infer/sec`);
   if (percentile === undefined) {
     out.push(

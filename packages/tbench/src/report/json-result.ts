@@ -28,6 +28,13 @@ export interface LevelJson {
   errorRate: number;
   errorsByKind: Record<string, number>;
   inferPerSec: number;
+  /**
+   * Sequence models: sequences whose END request completed in the level's windows (the summary's "Sequence
+   * count"); null for other models (absent from results written before tbench ran sequences).
+   */
+  sequenceCount?: number | null;
+  /** `sequenceCount` per second ("seq/sec"); null for other models. */
+  sequencesPerSec?: number | null;
   latency: LatencySummary;
   uncorrectedLatency: LatencySummary | null;
   lateSendCount: number;
@@ -93,6 +100,8 @@ export function toResultJson(
       errorRate: m.errorRate,
       errorsByKind: m.errorsByKind,
       inferPerSec: m.inferPerSec,
+      sequenceCount: m.sequenceCount ?? null,
+      sequencesPerSec: m.sequencesPerSec ?? null,
       latency: m.latency,
       uncorrectedLatency: m.uncorrectedLatency ?? null,
       lateSendCount: m.lateSendCount,

@@ -56,6 +56,24 @@ describe("merge", () => {
     assert.equal(merged.sources, 2);
   });
 
+  it("--json names the sequence count (null for other models); merged runs add theirs", () => {
+    const run = (sequenceEnds: number | undefined) =>
+      roundTrip(
+        toResultJson(
+          [syntheticLevel({ value: 2, latenciesUs: [100, 200], durationMs: 2000, sequenceEnds })],
+          { mode: "concurrency" },
+          "t",
+        ),
+      );
+    const a = run(3);
+    assert.deepEqual([a.levels[0]!.sequenceCount, a.levels[0]!.sequencesPerSec], [3, 1.5]);
+    const plain = run(undefined);
+    assert.deepEqual([plain.levels[0]!.sequenceCount, plain.levels[0]!.sequencesPerSec], [null, null]);
+    const merged = mergeResults([a, run(5)]).levels[0]!;
+    assert.deepEqual([merged.sequenceCount, merged.sequencesPerSec], [8, 4]);
+    assert.equal(mergeResults([plain, plain]).levels[0]!.sequenceCount, null);
+  });
+
   it("merges every run's uncorrected histogram (rate mode), not only the first run's", () => {
     const a = values(3, 3000);
     const b = values(4, 5000);

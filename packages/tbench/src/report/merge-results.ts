@@ -66,6 +66,7 @@ function mergeLevel(levels: readonly LevelJson[]): LevelJson {
     .map((l) => l.status)
     .sort((a, b) => STATUS_ORDER.indexOf(b) - STATUS_ORDER.indexOf(a))[0]!;
   const summary = latencySummary(histogram, moments, percentiles);
+  const sequenceLevels = levels.filter((l) => typeof l.sequenceCount === "number");
   return {
     ...first,
     status: status as LevelJson["status"],
@@ -78,6 +79,10 @@ function mergeLevel(levels: readonly LevelJson[]): LevelJson {
     errorsByKind,
     // The runs loaded the server at the same time: their throughputs add up.
     inferPerSec: levels.reduce((t, l) => t + l.inferPerSec, 0),
+    sequenceCount:
+      sequenceLevels.length === 0 ? null : sequenceLevels.reduce((t, l) => t + (l.sequenceCount ?? 0), 0),
+    sequencesPerSec:
+      sequenceLevels.length === 0 ? null : sequenceLevels.reduce((t, l) => t + (l.sequencesPerSec ?? 0), 0),
     latency: summary,
     uncorrectedLatency:
       uncorrectedHistogram === undefined || uncorrectedMoments === undefined

@@ -3,6 +3,7 @@
  * it from the flags (cli/bench-config.ts resolveBenchConfig), tune/ from a base config and a candidate.
  */
 import type { RequestDistribution } from "../load/schedule.js";
+import type { SequenceOptions } from "../load/sequence-manager.js";
 
 /** The validated, defaulted, frozen configuration of one tbench run. Internal code trusts it. */
 export interface BenchConfig {
@@ -28,7 +29,10 @@ export interface BenchConfig {
   readonly requestIntervalsFile: string | undefined;
   readonly requestDistribution: RequestDistribution;
   readonly binarySearch: boolean;
+  /** Asynchronous calls; a sequence model turns them on unless `--sync` was given (see `forcedSync`). */
   readonly async: boolean;
+  /** `--sync` was given (perf_analyzer's forced_sync): a sequence model then keeps synchronous calls. */
+  readonly forcedSync: boolean;
   readonly maxThreads: number;
   // measurement
   readonly measurementMode: "time_windows" | "count_windows";
@@ -42,6 +46,8 @@ export interface BenchConfig {
   readonly requestCount: number;
   readonly maxErrorRate: number;
   readonly stopOnError: boolean;
+  /** perf_analyzer's sequence options, used when the model is a sequence model. */
+  readonly sequence: SequenceOptions;
   // input data
   readonly batchSize: number;
   readonly shapes: Readonly<Record<string, readonly number[]>>;

@@ -3,12 +3,12 @@
 // unknown model is explained, bad input data is a usage error, and a mismatch with the input's
 // validation data is described once, all before the first request of load goes out.
 import { readFile } from "node:fs/promises";
-import type { InferenceClient } from "@tbench/client";
+import type { InferenceClient, ModelMetadata } from "@tbench/client";
 import {
-  buildRequestData,
+  buildInputData,
+  type InputData,
   type InputDataFile,
   type InputMetadata,
-  type RequestData,
 } from "../load/input-data.js";
 import type { BenchConfig } from "./bench-config.js";
 import { explainModelError } from "./model-availability.js";
@@ -40,9 +40,9 @@ async function buildRequests(
   config: BenchConfig,
   inputs: readonly InputMetadata[],
   maxBatchSize: number,
-): Promise<RequestData[]> {
+): Promise<InputData> {
   try {
-    return buildRequestData({
+    return buildInputData({
       model: config.model,
       inputs,
       maxBatchSize,
@@ -60,27 +60,47 @@ async function buildRequests(
   }
 }
 
-/**
- * Reads the model's metadata and config and builds the run's requests for them; when the requests carry
- * validation data, sends each once and `warn`s about the first mismatch.
- */
-export async function buildModelRequests(
+/** The model as the server describes it: its metadata and its config (Triton's ModelConfig as JSON). */
+export interface ModelDescription {
+  readonly metadata: ModelMetadata;
+  readonly config: Record<string, unknown>;
+}
+
+/** Reads the model's metadata and config; an unknown or unready model is explained. */
+export async function readModel(
   client: InferenceClient,
   config: BenchConfig,
   signal: AbortSignal,
-  warn: (text: string) => void,
-): Promise<RequestData[]> {
+): Promise<ModelDescription> {
   const metadata = await client
     .modelMetadata(config.model, config.modelVersion)
     .catch(async (error: unknown) => {
       throw await explainModelError(client, config.model, config.modelVersion, error, signal);
     });
-  const modelConfig = (await client.modelConfig(config.model, config.modelVersion)) as {
-    max_batch_size?: number;
-  };
-  const maxBatchSize = Number(modelConfig.max_batch_size ?? 0);
-  const requests = await buildRequests(config, metadata.inputs as readonly InputMetadata[], maxBatchSize);
-  if (requests.some((request) => request.expected !== undefined)) {
+  const modelConfig = (await client.modelConfig(config.model, config.modelVersion)) as Record<
+    string,
+    unknown
+  >;
+  return { metadata, config: modelConfig };
+}
+
+/**
+ * Builds the run's requests for the model; when they carry validation data, sends each once and `warn`s
+ * about the first mismatch. Not for a sequence model: a step alone means nothing to it (its answer depends
+ * on the steps before it), so its responses are only checked during the run, step by step.
+ */
+export async function buildModelRequests(
+  client: InferenceClient,
+  config: BenchConfig,
+  model: ModelDescription,
+  sequenceModel: boolean,
+  io: { signal: AbortSignal; warn: (text: string) => void },
+): Promise<InputData> {
+  const { signal, warn } = io;
+  const maxBatchSize = Number(model.config["max_batch_size"] ?? 0);
+  const data = await buildRequests(config, model.metadata.inputs as readonly InputMetadata[], maxBatchSize);
+  const { requests } = data;
+  if (!sequenceModel && requests.some((request) => request.expected !== undefined)) {
     const mismatch = await findValidationMismatch({
       client,
       model: config.model,
@@ -93,5 +113,5 @@ export async function buildModelRequests(
     });
     if (mismatch !== undefined) warn(mismatch);
   }
-  return requests;
+  return data;
 }

@@ -30,8 +30,10 @@ function exitCodeOf(results: readonly LevelResult[], interrupted: boolean): numb
  * level by level, measures, prints perf_analyzer's summaries and the sweep table, and writes the files
  * asked for. Never throws for failed requests; throws for setup problems (unreachable server, bad input).
  */
-export async function runBenchmark(config: BenchConfig, io: RunIo): Promise<RunOutcome> {
-  const run = await prepareRun(config, io);
+export async function runBenchmark(asked: BenchConfig, io: RunIo): Promise<RunOutcome> {
+  const run = await prepareRun(asked, io);
+  // From here on, the config as the model makes it (a sequence model's calls are asynchronous).
+  const config = run.config;
   try {
     const report = createConsoleReport(config, io);
     report.settings(run);

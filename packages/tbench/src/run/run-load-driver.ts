@@ -4,6 +4,7 @@
 import type { RequestData } from "../load/input-data.js";
 import { createLocalLoadDriver, type LoadDriver, type RateSettings } from "../load/load-driver.js";
 import { createSender, SENDER_MODULE_URL, type SenderSpec } from "../load/sender-factory.js";
+import type { SequenceSettings } from "../load/sequence-load.js";
 import type { TransportSpec } from "../load/transport.js";
 import { createWorkerLoadDriver } from "../load/worker-driver.js";
 import { highestLevel, isOpenEnded, type SweepLevels } from "../measure/sweep.js";
@@ -19,6 +20,8 @@ export interface RunLoadInputs {
   levels: SweepLevels;
   /** `--request-intervals`: the gaps to send on instead of a rate. */
   customIntervalsMs: Float64Array | undefined;
+  /** A sequence model's load: the input data's streams (undefined for other models). */
+  sequences: { streamSteps: readonly number[] | undefined } | undefined;
 }
 
 /** Creates the run's load driver: one sender in this thread, or one per worker (`--workers N`). */
@@ -52,6 +55,10 @@ export async function createRunLoadDriver(config: BenchConfig, inputs: RunLoadIn
   };
   // perf_analyzer's profile export lists every request: only then are they kept.
   const keepRequests = config.profileExportFile !== undefined;
+  const sequences: SequenceSettings | undefined =
+    inputs.sequences === undefined
+      ? undefined
+      : { options: config.sequence, streamSteps: inputs.sequences.streamSteps, seed: config.seed };
   if (config.workers > 1) {
     return createWorkerLoadDriver({
       workers: config.workers,
@@ -60,7 +67,14 @@ export async function createRunLoadDriver(config: BenchConfig, inputs: RunLoadIn
       rate,
       mode: config.mode,
       keepRequests,
+      sequences,
     });
   }
-  return createLocalLoadDriver({ sender: await createSender(spec), rate, mode: config.mode, keepRequests });
+  return createLocalLoadDriver({
+    sender: await createSender(spec),
+    rate,
+    mode: config.mode,
+    keepRequests,
+    sequences,
+  });
 }

@@ -16,17 +16,24 @@ export interface SyntheticLevelOptions {
   startMs?: number;
   /** Rate mode: how late each request was sent after its scheduled time, so uncorrected = latency - lag. */
   sendLagUs?: number;
+  /** A sequence model's level: this many of the requests ended a sequence. */
+  sequenceEnds?: number | undefined;
 }
 
 /** A level whose single window holds exactly the given latencies (microseconds). */
 export function syntheticLevel(options: SyntheticLevelOptions): LevelResult {
   const mode = options.mode ?? "concurrency";
-  const recorder = createWindowRecorder({ keepRequests: true, trackUncorrected: mode === "request_rate" });
+  const recorder = createWindowRecorder({
+    keepRequests: true,
+    trackUncorrected: mode === "request_rate",
+    countSequences: options.sequenceEnds !== undefined,
+  });
   const start = options.startMs ?? 1_700_000_000_000;
   for (const us of options.latenciesUs) {
     recorder.recordSent(0, false);
     recorder.recordSuccess(start, start + (options.sendLagUs ?? 0) / 1000, start + us / 1000);
   }
+  for (let i = 0; i < (options.sequenceEnds ?? 0); i++) recorder.recordSequenceEnd();
   for (const [kind, n] of Object.entries(options.errors ?? {})) {
     for (let i = 0; i < n; i++) recorder.recordError(kind, start, start + 1);
   }
