@@ -319,6 +319,7 @@ async function loadOnnxVersion(
           logger: ctx.logger,
           initialStates,
           labels,
+          maxPendingRequests: ctx.maxPendingRequests,
         })
       : createModelScheduler({
           spec,

@@ -65,7 +65,13 @@ interface Harness {
   settle(): Promise<void>;
 }
 
-function harness(maxBatchSize: number, strategy = "direct { }", extra = "", instances = 1): Harness {
+function harness(
+  maxBatchSize: number,
+  strategy = "direct { }",
+  extra = "",
+  instances = 1,
+  maxPendingRequests?: number,
+): Harness {
   const config = parseModelConfig(configText(maxBatchSize, strategy, extra));
   normalizeModelConfig(config);
   assert.equal(validateSchedulingConfig(config), undefined);
@@ -124,6 +130,7 @@ function harness(maxBatchSize: number, strategy = "direct { }", extra = "", inst
     clock,
     stats,
     logger,
+    maxPendingRequests,
   });
   return {
     clock,
@@ -181,10 +188,9 @@ describe("sequence batcher: a sequence's requests see its running state", () => 
     await h.scheduler.close();
   });
 
-  it("string and numeric ids are separate sequences; each keeps its own sum", async () => {
+  it("two interleaved sequences each keep their own sum", async () => {
     const h = harness(4, "direct { }", "");
-    // CORRID is UINT64 in this config: a string id is refused by validation, so use two numeric ids here
-    // and a string id on a config without CORRID below.
+    // (String ids, a separate sequence from the same number, are checked end to end in sequence-serving.)
     const [a, b] = await Promise.all([runSequence(h, 7n, [1, 2, 3]), runSequence(h, 8n, [10, 20, 30])]);
     assert.deepEqual([a, b], [6, 60]);
     await h.scheduler.close();
@@ -365,6 +371,22 @@ describe("sequence batcher: idle sequences and backlog timeouts", () => {
     await assert.rejects(first, expired);
     await assert.rejects(second, expired);
     assert.equal(await h.send(2, { id: 1n, end: true }), 3);
+    await h.scheduler.close();
+  });
+});
+
+describe("sequence batcher: bounded", () => {
+  it("past --max-pending-requests queued requests, a new one gets 503 naming the cap; the queued ones are answered", async () => {
+    const h = harness(0, "direct { }", "", 1, 3);
+    // One slot: the first sequence runs, the next ones wait in the backlog.
+    const queued = [1, 2, 3].map((n) => h.send(n, { id: BigInt(n), start: true, end: true }));
+    await assert.rejects(h.send(9, { id: 9n, start: true, end: true }), {
+      status: "UNAVAILABLE",
+      message:
+        "[request id: <id_unknown>] Exceeds the server's limit of 3 pending requests for model 'seq' (--max-pending-requests)",
+    });
+    assert.deepEqual(await Promise.all(queued), [1, 2, 3]);
+    assert.equal(h.stats.metrics().failuresByReason["REJECTED"], 1);
     await h.scheduler.close();
   });
 });

@@ -15,6 +15,7 @@
  */
 import type { Clock, TimerHandle } from "../core/clock.js";
 import { markFailedAfterIssue } from "../core/failed-after-issue.js";
+import { logRequest } from "../core/log-request.js";
 import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceResponse, Tensor, TensorData } from "../core/types.js";
@@ -49,6 +50,11 @@ export interface SequenceBatchSchedulerOptions {
   readonly initialStates?: ReadonlyMap<string, TensorData>;
   /** Labels per output name (classification). */
   readonly labels?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Most requests queued at once, in slots and backlogs together (--max-pending-requests; 0 or undefined:
+   * no limit): a client opening sequences without end cannot grow the backlog without bound.
+   */
+  readonly maxPendingRequests?: number | undefined;
 }
 
 interface Request extends BatchableEntry {
@@ -563,6 +569,16 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
           ),
         );
       }
+      const cap = options.maxPendingRequests ?? 0;
+      if (cap > 0 && queued >= cap) {
+        stats.requestFailed(clock.nowNs() - startNs, "REJECTED", clock.epochMs());
+        return Promise.reject(
+          new ServerError(
+            "UNAVAILABLE",
+            `${logRequest(request)}Exceeds the server's limit of ${cap} pending requests for model '${model}' (--max-pending-requests)`,
+          ),
+        );
+      }
       const key = keyOf(id);
       let place = places.get(key);
       if (place === undefined && !start) {
@@ -593,7 +609,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
           enqueueNs: now,
           timeoutNs: 0,
           isCancelled: () => request.signal?.aborted === true,
-          logPrefix: `[request id: ${request.id ? request.id : "<id_unknown>"}] `,
+          logPrefix: logRequest(request),
           requestTimeoutUs: request.timeoutUs ?? 0,
           shapeKey: shapeKeyOf(validated),
         };
