@@ -8,6 +8,7 @@ import { main as errorHandling } from "./error-handling.js";
 import { main as grpcSimple } from "./grpc-simple.js";
 import { main as grpcStreaming } from "./grpc-streaming.js";
 import { main as imageClassification } from "./image-classification.js";
+import { main as sequence } from "./sequence.js";
 import { main as simple } from "./simple.js";
 
 let server: RunningServer;
@@ -21,7 +22,14 @@ before(async () => {
     metricsPort: false,
     grpcPort: 0,
     modelControlMode: "explicit",
-    loadModels: ["simple", "resnet_like", "label_head", "ensemble_pipeline", "identity_bytes"],
+    loadModels: [
+      "simple",
+      "resnet_like",
+      "label_head",
+      "ensemble_pipeline",
+      "identity_bytes",
+      "sequence_accumulator",
+    ],
     logger: silentLogger,
   });
 });
@@ -80,4 +88,11 @@ test("grpc-streaming: answers matched by id, the error answer yielded for its re
   const { answers, inferred } = await grpcStreaming(server.grpcAddress!, quiet);
   assert.deepEqual(answers, { "req-0": 1, "req-1": 2, "req-2": 3, "req-3": "UNKNOWN", "req-4": 5 });
   assert.deepEqual(inferred, [9, 19, 29]);
+});
+
+test("sequence: two interleaved sequences each keep their running sum", async () => {
+  assert.deepEqual(await sequence(server.httpUrl, quiet), {
+    "1001": [1, 3, 6, 10],
+    "session-a": [10, 30, 60],
+  });
 });
