@@ -61,6 +61,8 @@ describe("a Python grpcio client against tbench-server", {
     repo = createFixtureRepository({
       simple: { config: "bundled" },
       identity_bytes: { config: "bundled" },
+      sequence_accumulator: { config: "bundled" },
+      sequence_controls: { config: "bundled" },
     });
     server = await startServer({
       modelRepository: repo.dir,
@@ -252,10 +254,29 @@ describe("a Python grpcio client against tbench-server", {
     );
   });
 
+  test("stateful models: running sums over the stream (int64 id) and unary calls (string id); controls; no START", () => {
+    assert.deepEqual(answer("sequence_stream"), { sums: [4, 9, 15] });
+    assert.deepEqual(answer("sequence_string_id"), { sums: [100, 101, 103] });
+    assert.deepEqual(answer("sequence_controls"), {
+      OUTPUT: 9,
+      OUT_START: 1,
+      OUT_END: 1,
+      OUT_READY: 1,
+      OUT_CORRID: String(2n ** 63n + 5n),
+    });
+    assert.deepEqual(error("sequence_no_start"), {
+      code: "INVALID_ARGUMENT",
+      details:
+        "inference request for sequence 424242 to model 'sequence_accumulator' must specify the START flag on the first request of the sequence",
+    });
+  });
+
   test("RepositoryIndex and RepositoryModelLoad outside explicit mode", () => {
     assert.deepEqual(answer("repository_index"), {
       models: [
         { name: "identity_bytes", version: "1", state: "READY" },
+        { name: "sequence_accumulator", version: "1", state: "READY" },
+        { name: "sequence_controls", version: "1", state: "READY" },
         { name: "simple", version: "1", state: "READY" },
       ],
     });

@@ -179,6 +179,61 @@ def main() -> int:
         return {"responses": answers, "code": responses.code().name}
 
     step("stream", stream)
+    # Stateful models: a sequence on the bidirectional stream (int64 id, START and END as bool_param), one
+    # with a string id over unary calls, the controls' CORRID for an id past 2^63 (sent as the int64 with
+    # the same bits, as Triton's clients do), and a request without START for an unknown sequence.
+    def sequence_request(model, value, sequence_id, start=False, end=False):
+        request = pb.ModelInferRequest(model_name=model)
+        request.inputs.add(name="INPUT", datatype="INT32", shape=[1, 1])
+        request.raw_input_contents.append(int32s([value]))
+        if isinstance(sequence_id, str):
+            request.parameters["sequence_id"].string_param = sequence_id
+        else:
+            request.parameters["sequence_id"].int64_param = sequence_id
+        request.parameters["sequence_start"].bool_param = start
+        request.parameters["sequence_end"].bool_param = end
+        return request
+
+    def sequence_stream():
+        call = channel.stream_stream(
+            "/inference.GRPCInferenceService/ModelStreamInfer",
+            request_serializer=pb.ModelInferRequest.SerializeToString,
+            response_deserializer=pb.ModelStreamInferResponse.FromString,
+        )
+        values = [4, 5, 6]
+        sums = []
+        for i, value in enumerate(values):
+            # One request per call, each after the previous answer: the direct strategy wants them in order.
+            response = next(iter(call(iter([sequence_request(
+                "sequence_accumulator", value, 7001, start=i == 0, end=i == len(values) - 1)]), timeout=timeout_s)))
+            sums.append(response.error_message or decode_outputs(response.infer_response)[0]["raw"][0])
+        return {"sums": sums}
+
+    step("sequence_stream", sequence_stream)
+
+    def sequence_string_id():
+        sums = []
+        for i, value in enumerate([100, 1, 2]):
+            response = infer(sequence_request("sequence_accumulator", value, "py-seq", start=i == 0, end=i == 2),
+                             timeout=timeout_s)
+            sums.append(decode_outputs(response)[0]["raw"][0])
+        return {"sums": sums}
+
+    step("sequence_string_id", sequence_string_id)
+
+    def sequence_controls():
+        big = (1 << 63) + 5  # as int64: the same 64 bits
+        response = infer(sequence_request("sequence_controls", 9, big - (1 << 64), start=True, end=True),
+                         timeout=timeout_s)
+        outputs = {o["name"]: o for o in decode_outputs(response)}
+        corr_id = struct.unpack("<Q", bytes.fromhex(outputs["OUT_CORRID"]["raw_hex"]))[0]
+        return {name: outputs[name]["raw"][0] for name in ("OUTPUT", "OUT_START", "OUT_END", "OUT_READY")} | {
+            "OUT_CORRID": str(corr_id)}
+
+    step("sequence_controls", sequence_controls)
+    step("sequence_no_start", lambda: infer_result(infer(
+        sequence_request("sequence_accumulator", 1, 424242), timeout=timeout_s)))
+
     step("repository_index", lambda: as_dict(
         method("RepositoryIndex", pb.RepositoryIndexRequest, pb.RepositoryIndexResponse)(
             pb.RepositoryIndexRequest(), timeout=timeout_s)))
