@@ -6,7 +6,8 @@
  * member request's input is a new Tensor object (member name, shape fitted to the member's batching) over the
  * same data object, never a copy.
  *
- * Member requests carry the ensemble request's id, priority, timeout, parameters and abort signal, and ask
+ * Member requests carry the ensemble request's id, priority, timeout, parameters, sequence fields (a stateful
+ * member sees the ensemble request's correlation id and START/END, as in Triton) and abort signal, and ask
  * for every output their step maps. Only the steps needed for the requested outputs run. A failed step fails
  * the ensemble request with Triton's `in ensemble '<name>', <member's message>` and the member's status; no
  * step starts after a failure or an abort, and the answer comes once the steps already running have
@@ -102,6 +103,7 @@ function memberRequest(step: StepPlan, request: InferenceRequest, values: Readon
     ...(request.priority !== undefined ? { priority: request.priority } : {}),
     ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
     ...(request.parameters !== undefined ? { parameters: request.parameters } : {}),
+    ...(request.sequence !== undefined ? { sequence: request.sequence } : {}),
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
   };
   // The member's batch size (Triton's BatchSize()): what its outputs are made with.
