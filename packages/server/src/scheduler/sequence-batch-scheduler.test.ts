@@ -331,6 +331,24 @@ describe("sequence batcher: direct strategy", () => {
   });
 });
 
+describe("sequence batcher: several instances", () => {
+  it("each instance's batcher holds its own slots: 4 sequences on 2 instances of 2 slots need no backlog", async () => {
+    const h = harness(2, "direct { }", "", 2);
+    const sums = await Promise.all([1, 2, 3, 4].map((n) => runSequence(h, BigInt(n), [n, n * 10, n * 100])));
+    assert.deepEqual(sums, [111, 222, 333, 444]);
+    // Slots fill lowest index first, across instances: each first batch has its instance's two sequences.
+    assert.deepEqual(
+      h.batches.slice(0, 2).map((batch) => batch.map((row) => row.corrId)),
+      [
+        [1n, 3n],
+        [2n, 4n],
+      ],
+    );
+    assert.equal(h.stats.statistics().inference_count, 12);
+    await h.scheduler.close();
+  });
+});
+
 describe("sequence batcher: oldest strategy", () => {
   it("batches the oldest candidates' next requests without padding, one in flight per sequence", async () => {
     const h = harness(4, "oldest { max_candidate_sequences: 4 }");
