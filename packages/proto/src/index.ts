@@ -31,7 +31,7 @@ export {
 } from "./float16.js";
 export { grpcInferenceServiceMethods, healthServiceMethods } from "./gen/services.js";
 export { NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "./integer-ranges.js";
-export { findDataSpans, forEachDataElement, type TextSpan } from "./json-data-spans.js";
+export { findDataSpans, findMemberSpan, forEachDataElement, type TextSpan } from "./json-data-spans.js";
 export type {
   BatchInput,
   BatchInput_Kind,

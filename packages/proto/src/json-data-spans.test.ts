@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { findDataSpans, forEachDataElement, skipValue } from "./json-data-spans.js";
+import { findDataSpans, findMemberSpan, forEachDataElement, skipValue } from "./json-data-spans.js";
 
 function dataTexts(text: string, key: string): (string | undefined)[] {
   JSON.parse(text); // the walker expects valid JSON, as the decoder hands it over
@@ -56,5 +56,16 @@ describe("forEachDataElement: each leaf element's text, row-major", () => {
     const seen: string[] = [];
     forEachDataElement(whole, span, (start, end) => seen.push(whole.slice(start, end)));
     assert.deepEqual(seen, ["1", "-22", "9223372036854775807", "3e2", '"x"']);
+  });
+});
+
+describe("findMemberSpan: a nested member's source text", () => {
+  test("the last occurrence of each key on the path, as JSON.parse keeps it; none when absent", () => {
+    const text =
+      '{"parameters":{"sequence_id":1,"x":{"y":2}},"parameters":{"sequence_id":18446744073709551615}}';
+    const span = findMemberSpan(text, ["parameters", "sequence_id"]);
+    assert.equal(span && text.slice(span.start, span.end), "18446744073709551615");
+    assert.equal(findMemberSpan(text, ["parameters", "x"]), undefined);
+    assert.equal(findMemberSpan('{"a":[1,{"b":2}]}', ["a", "b"]), undefined);
   });
 });

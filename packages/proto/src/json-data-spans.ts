@@ -155,3 +155,25 @@ export function findDataSpans(text: string, arrayKey: string): (TextSpan | undef
   });
   return spans;
 }
+
+/**
+ * The source text span of the member at `path` (object keys from the top, e.g. ["parameters",
+ * "sequence_id"]), or undefined where the document has none. A repeated key counts by its last occurrence,
+ * as in JSON.parse. `text` must be valid JSON. For a 64-bit integer that JSON.parse turned into a double.
+ */
+export function findMemberSpan(text: string, path: readonly string[]): TextSpan | undefined {
+  let found: TextSpan | undefined;
+  const walk = (at: number, depth: number): number =>
+    walkMembers(text, at, (key, value) => {
+      if (key !== path[depth]) return skipValue(text, value);
+      if (depth === path.length - 1) {
+        const end = skipValue(text, value);
+        found = { start: value, end };
+        return end;
+      }
+      found = undefined;
+      return walk(value, depth + 1);
+    });
+  if (path.length > 0) walk(skipWhitespace(text, 0), 0);
+  return found;
+}

@@ -150,6 +150,46 @@ describe("sequence models over HTTP and gRPC", { timeout: 180_000 }, () => {
     assert.deepEqual(controls(last), [4, 0, 1, 1, id]);
   });
 
+  test("HTTP ids past 2^53 are exact: 2^53 and 2^53 + 1 are two sequences; CORRID 2^64 - 1 reaches the model", async () => {
+    // JSON.parse reads both ids as the same double; the decoder reads their digits.
+    const raw = async (model: string, value: number, parameters: string) => {
+      const response = await fetch(`${server.httpUrl}/v2/models/${model}/infer`, {
+        method: "POST",
+        body: `{"inputs":[{"name":"INPUT","datatype":"INT32","shape":[1,1],"data":[${value}]}],"parameters":{${parameters}}}`,
+      });
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      return text;
+    };
+    const sumOf = (text: string) =>
+      (JSON.parse(text) as { outputs: { data: number[] }[] }).outputs[0]!.data[0];
+    assert.equal(
+      sumOf(await raw("sequence_accumulator", 1, `"sequence_id":9007199254740992,"sequence_start":true`)),
+      1,
+    );
+    assert.equal(
+      sumOf(await raw("sequence_accumulator", 50, `"sequence_id":9007199254740993,"sequence_start":true`)),
+      50,
+    );
+    assert.equal(
+      sumOf(await raw("sequence_accumulator", 2, `"sequence_id":9007199254740992,"sequence_end":true`)),
+      3,
+    );
+    assert.equal(
+      sumOf(await raw("sequence_accumulator", 7, `"sequence_id":9007199254740993,"sequence_end":true`)),
+      57,
+    );
+    const controls = await raw(
+      "sequence_controls",
+      1,
+      `"sequence_id":18446744073709551615,"sequence_start":true,"sequence_end":true`,
+    );
+    assert.match(
+      controls,
+      /"name":"OUT_CORRID","datatype":"UINT64","shape":\[1,1\],"data":\[18446744073709551615\]/,
+    );
+  });
+
   test("the wire's sequence fields get Triton's answers, and the server keeps serving", async () => {
     const badId = await http("sequence_accumulator", 1, { sequence_id: true });
     assert.equal(badId.status, 500);

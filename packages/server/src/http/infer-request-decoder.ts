@@ -7,7 +7,14 @@
  * schema library because this is the hot path; everything past the structure (names, datatypes, shapes
  * against the model) is the core's.
  */
-import { type Datatype, datatypeInfo, findDataSpans, isDatatype, type TextSpan } from "@tbench/proto";
+import {
+  type Datatype,
+  datatypeInfo,
+  findDataSpans,
+  findMemberSpan,
+  isDatatype,
+  type TextSpan,
+} from "@tbench/proto";
 import { bytesTensorTooLarge } from "../core/bytes-data.js";
 import type { CancelSignal } from "../core/cancel-signal.js";
 import { sequenceFlags } from "../core/sequence-flags.js";
@@ -115,7 +122,13 @@ function parseRequestParameters(raw: unknown): {
       );
     } else {
       if (key === "sequence_start" || key === "sequence_end") booleanMember(raw, key);
-      else if (key === "sequence_id" && !isUnsignedInteger(value) && typeof value !== "string") {
+      // 2^64 itself may be the double of an exact 2^64 - 1: sequenceOf reads the digits.
+      else if (
+        key === "sequence_id" &&
+        !isUnsignedInteger(value) &&
+        value !== 2 ** 64 &&
+        typeof value !== "string"
+      ) {
         throw tritonJsonError("Unable to parse 'sequence_id'", NON_STRING);
       }
       // Triton keeps strings, booleans and any number (int or double); nothing else.
@@ -372,10 +385,28 @@ function decodeOutputs(raw: unknown): {
   return { requested, encodings };
 }
 
-/** The sequence fields among the request parameters (their types were checked as they were read). */
-function sequenceOf(parameters: Readonly<Record<string, string | number | boolean>> | undefined) {
+/**
+ * The sequence fields among the request parameters (their types were checked as they were read). An id
+ * past 2^53 is read from its digits in `text`: JSON.parse's double would make two ids one sequence.
+ */
+function sequenceOf(
+  parameters: Readonly<Record<string, string | number | boolean>> | undefined,
+  text: string,
+) {
   if (parameters === undefined) return undefined;
   const id = parameters["sequence_id"];
+  if (typeof id === "number" && !Number.isSafeInteger(id)) {
+    const span = findMemberSpan(text, ["parameters", "sequence_id"]);
+    const digits = span === undefined ? "" : text.slice(span.start, span.end);
+    if (/^[0-9]+$/.test(digits) && BigInt(digits) < 2n ** 64n) {
+      return sequenceFlags(
+        BigInt(digits),
+        typeof parameters["sequence_start"] === "boolean" ? parameters["sequence_start"] : undefined,
+        typeof parameters["sequence_end"] === "boolean" ? parameters["sequence_end"] : undefined,
+      );
+    }
+    throw tritonJsonError("Unable to parse 'sequence_id'", NON_STRING);
+  }
   const start = parameters["sequence_start"];
   const end = parameters["sequence_end"];
   return sequenceFlags(
@@ -408,7 +439,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeInferOptions
     throw badRequest(`unexpected additional input data for model '${options.model}'`);
   }
   const { requested, encodings } = decodeOutputs(header["outputs"]);
-  const sequence = sequenceOf(parameters);
+  const sequence = sequenceOf(parameters, text);
   const request: InferenceRequest = {
     model: options.model,
     inputs,
