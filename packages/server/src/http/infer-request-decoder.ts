@@ -394,23 +394,20 @@ function sequenceOf(
   text: string,
 ) {
   if (parameters === undefined) return undefined;
-  const id = parameters["sequence_id"];
-  if (typeof id === "number" && !Number.isSafeInteger(id)) {
-    const span = findMemberSpan(text, ["parameters", "sequence_id"]);
+  const raw = parameters["sequence_id"];
+  let id: bigint | string | undefined = typeof raw === "string" ? raw : undefined;
+  if (typeof raw === "number") {
+    const span = Number.isSafeInteger(raw) ? undefined : findMemberSpan(text, ["parameters", "sequence_id"]);
     const digits = span === undefined ? "" : text.slice(span.start, span.end);
-    if (/^[0-9]+$/.test(digits) && BigInt(digits) < 2n ** 64n) {
-      return sequenceFlags(
-        BigInt(digits),
-        typeof parameters["sequence_start"] === "boolean" ? parameters["sequence_start"] : undefined,
-        typeof parameters["sequence_end"] === "boolean" ? parameters["sequence_end"] : undefined,
-      );
+    if (span !== undefined && !(/^[0-9]+$/.test(digits) && BigInt(digits) < 2n ** 64n)) {
+      throw tritonJsonError("Unable to parse 'sequence_id'", NON_STRING);
     }
-    throw tritonJsonError("Unable to parse 'sequence_id'", NON_STRING);
+    id = span === undefined ? BigInt(raw) : BigInt(digits);
   }
   const start = parameters["sequence_start"];
   const end = parameters["sequence_end"];
   return sequenceFlags(
-    typeof id === "number" ? BigInt(id) : typeof id === "string" ? id : undefined,
+    id,
     typeof start === "boolean" ? start : undefined,
     typeof end === "boolean" ? end : undefined,
   );

@@ -97,6 +97,8 @@ interface Backlog {
   /** The sequence's key (its id). */
   readonly key: string;
   readonly entries: Request[];
+  /** The earliest arrival + `timeout` of its requests (infinite: none has a timeout). */
+  deadlineNs: number;
 }
 
 /** A sequence's place: the slot it holds, or the backlog it waits in. */
@@ -234,16 +236,18 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
     }
   };
 
-  /** Fails every request of a backlog whose timeout passed (Triton's backlog timeout). */
-  const expireBacklogs = (now: number) => {
+  /**
+   * Fails every request of a backlog whose timeout passed (Triton's backlog timeout); returns when the
+   * next one expires.
+   */
+  const expireBacklogs = (now: number): number => {
+    let next = Number.POSITIVE_INFINITY;
     for (let i = backlogs.length - 1; i >= 0; i--) {
       const backlog = backlogs[i]!;
-      const deadline = Math.min(
-        ...backlog.entries.map((e) =>
-          e.requestTimeoutUs > 0 ? e.enqueueNs + e.requestTimeoutUs * 1000 : Infinity,
-        ),
-      );
-      if (deadline > now) continue;
+      if (backlog.deadlineNs > now) {
+        next = Math.min(next, backlog.deadlineNs);
+        continue;
+      }
       backlogs.splice(i, 1);
       const place = places.get(backlog.key);
       if (place !== undefined && "backlog" in place && place.backlog === backlog) forget(backlog.key);
@@ -255,28 +259,25 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
         );
       }
     }
+    return next;
   };
 
-  /** The idle reaper: a slot-holding sequence idle past the limit ends, its slot released after its queue. */
-  const reap = (now: number) => {
+  /**
+   * The idle reaper: a slot-holding sequence idle past the limit ends, its slot released after its queue.
+   * Returns when the next one will be idle that long.
+   */
+  const reap = (now: number): number => {
     const limitNs = sequence.maxSequenceIdleUs * 1000;
+    let next = Number.POSITIVE_INFINITY;
     for (const [key, { slot, ns }] of lastArrivalNs) {
-      if (now - ns < limitNs) continue;
+      if (now - ns < limitNs) {
+        next = Math.min(next, ns + limitNs);
+        continue;
+      }
       forget(key);
       slot.queue.push({ kind: "release" });
     }
-  };
-
-  const nextDeadline = (): number => {
-    let deadline = Number.POSITIVE_INFINITY;
-    const limitNs = sequence.maxSequenceIdleUs * 1000;
-    for (const { ns } of lastArrivalNs.values()) deadline = Math.min(deadline, ns + limitNs);
-    for (const backlog of backlogs) {
-      for (const e of backlog.entries) {
-        if (e.requestTimeoutUs > 0) deadline = Math.min(deadline, e.enqueueNs + e.requestTimeoutUs * 1000);
-      }
-    }
-    return deadline;
+    return next;
   };
 
   const armTimer = (atNs: number) => {
@@ -484,9 +485,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
   const pass = () => {
     passScheduled = false;
     const now = clock.nowNs();
-    expireBacklogs(now);
-    reap(now);
-    let wake = nextDeadline();
+    let wake = Math.min(expireBacklogs(now), reap(now));
     for (const batcher of batchers) {
       for (const slot of batcher.slots) settleFront(slot);
       if (batcher.running || !pool.hasIdle()) continue;
@@ -619,7 +618,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
             slot.held = true;
             place = { slot };
           } else {
-            const backlog: Backlog = { key, entries: [] };
+            const backlog: Backlog = { key, entries: [], deadlineNs: Number.POSITIVE_INFINITY };
             backlogs.push(backlog);
             place = { backlog };
           }
@@ -630,6 +629,10 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
           lastArrivalNs.set(key, { slot: place.slot, ns: now });
         } else {
           place.backlog.entries.push(entry);
+          if (entry.requestTimeoutUs > 0) {
+            const deadline = now + entry.requestTimeoutUs * 1000;
+            place.backlog.deadlineNs = Math.min(place.backlog.deadlineNs, deadline);
+          }
         }
         queued++;
         // END drops the id at once: a later request without START is refused even before the END runs.

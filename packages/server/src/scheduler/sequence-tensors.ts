@@ -6,7 +6,7 @@
  * uninitialised inputs; zeros are one such value, and the same on every run.
  */
 import { type Datatype, datatypeInfo, type TensorTypedArray } from "@tbench/proto";
-import { concatBytesData, splitBytesData } from "../core/bytes-data.js";
+import { bytesDataFromStrings, concatBytesData, splitBytesData } from "../core/bytes-data.js";
 import type { BytesData, TensorData } from "../core/types.js";
 import type { ThreadTensor } from "../instances/worker-protocol.js";
 import type { SequenceControlSpec } from "../repository/sequence-batching.js";
@@ -42,20 +42,6 @@ export function zeroData(datatype: Datatype, count: number): TensorData {
   return new ctor(count);
 }
 
-/** One BYTES element per string, in the wire form (4-byte little-endian length, then the UTF-8 bytes). */
-function bytesOf(strings: readonly string[]): BytesData {
-  const encoded = strings.map((s) => new TextEncoder().encode(s));
-  const wire = new Uint8Array(encoded.reduce((sum, e) => sum + 4 + e.length, 0));
-  const view = new DataView(wire.buffer);
-  let offset = 0;
-  for (const e of encoded) {
-    view.setUint32(offset, e.length, true);
-    wire.set(e, offset + 4);
-    offset += 4 + e.length;
-  }
-  return { count: strings.length, wire };
-}
-
 /** The correlation id as a CORRID control of `datatype` holds it (32-bit types: the low 32 bits). */
 function corrIdValue(id: bigint | string, datatype: Datatype): bigint | number {
   const value = typeof id === "bigint" ? id : 0n;
@@ -78,7 +64,9 @@ export function controlTensors(
   return controls.map((control) => {
     if (control.kind === "CORRID") {
       if (control.datatype === "BYTES") {
-        const data = bytesOf(rows.map((row) => (typeof row.id === "string" && row.ready ? row.id : "")));
+        const data = bytesDataFromStrings(
+          rows.map((row) => (typeof row.id === "string" && row.ready ? row.id : "")),
+        );
         return { name: control.name, ortType: ortTypeOf("BYTES"), dims, data };
       }
       const data = zeroData(control.datatype, rows.length) as TensorTypedArray;
