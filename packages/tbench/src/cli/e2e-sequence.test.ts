@@ -99,7 +99,15 @@ describe("tbench on a sequence model (tbench-server's sequence batcher)", { time
    */
   async function runSequences(name: string, args: string) {
     const json = join(dir, `${name}.json`);
-    const run = await tbench(["-m", MODEL, ...args.split(" "), "--json", json]);
+    const run = await tbench([
+      "-m",
+      MODEL,
+      ...args.split(" "),
+      "--json",
+      json,
+      "--profile-export-file",
+      join(dir, `${name}.profile.json`),
+    ]);
     assert.equal(run.code, 0, run.stderr);
     const { levels } = parseResultJson(await readFile(json, "utf8"), json);
     for (const level of levels) assert.equal(level.errorCount, 0, JSON.stringify(level.errorsByKind));
@@ -130,6 +138,16 @@ describe("tbench on a sequence model (tbench-server's sequence batcher)", { time
     }
     assert.ok((await inferenceCount()) - before >= run.levels.reduce((t, l) => t + l.requestCount, 0));
     await assertNoOpenSequence(1000, 10);
+    // perf_analyzer's profile export names each request's sequence: ids of the range, every one in use.
+    const profile = JSON.parse(await readFile(join(dir, "concurrency.profile.json"), "utf8")) as {
+      experiments: { requests: { sequence_id?: number }[] }[];
+    };
+    const ids = profile.experiments.flatMap((e) => e.requests.map((r) => r.sequence_id));
+    assert.ok(ids.length > 0);
+    assert.ok(
+      ids.every((id) => id !== undefined && id >= 1000 && id < 1010),
+      `ids ${[...new Set(ids)].join(",")}`,
+    );
   });
 
   it("JSON streams: each sequence is one stream, in order (the running sums match validation_data)", async () => {

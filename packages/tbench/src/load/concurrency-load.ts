@@ -48,13 +48,14 @@ export function createConcurrencyLoad(options: ConcurrencyLoadOptions): Concurre
     inFlight += 1;
     const sentMs = nowMs();
     recorder.recordSent(0, false);
-    sender.send(index).then(
+    const note = recorder.keepsRequests ? { sequenceId: 0 } : undefined;
+    sender.send(index, undefined, note).then(
       () => {
-        recorder.recordSuccess(sentMs, sentMs, nowMs());
+        recorder.recordSuccess(sentMs, sentMs, nowMs(), note);
         complete();
       },
       (error: unknown) => {
-        recorder.recordError(classifyError(error), sentMs, nowMs());
+        recorder.recordError(classifyError(error), sentMs, nowMs(), note);
         complete();
       },
     );

@@ -87,9 +87,11 @@ export function createRateLoad(options: RateLoadOptions): RateLoad {
     recorder.recordSent(lagMs, lagMs > LATE_SEND_THRESHOLD_MS);
     recorder.recordSendDelay(sentMs - Math.max(scheduledMs, readyMs));
     inFlight += 1;
-    sender.send(index).then(
-      () => complete(() => recorder.recordSuccess(scheduledMs, sentMs, nowMs())),
-      (error: unknown) => complete(() => recorder.recordError(classifyError(error), scheduledMs, nowMs())),
+    const note = recorder.keepsRequests ? { sequenceId: 0 } : undefined;
+    sender.send(index, undefined, note).then(
+      () => complete(() => recorder.recordSuccess(scheduledMs, sentMs, nowMs(), note)),
+      (error: unknown) =>
+        complete(() => recorder.recordError(classifyError(error), scheduledMs, nowMs(), note)),
     );
   }
 

@@ -8,6 +8,15 @@ export interface SequenceFields {
 }
 
 /**
+ * What a layer between the load and the sender learns about one request, for its record (filled in by the
+ * sequence layer; the load passes one only when the recorder keeps per-request records).
+ */
+export interface SendNote {
+  /** The correlation id the request went with (0: not a sequence request). */
+  sequenceId: number;
+}
+
+/**
  * What the load layer calls to issue one request. The real one wraps `@tbench/client` (see
  * `infer-sender.ts`); tests pass their own through options. `send` resolves when the response has been
  * received and checked, and rejects with the error that should be counted.
@@ -15,10 +24,11 @@ export interface SequenceFields {
 export interface RequestSender {
   /**
    * Sends request number `index` (the sender picks its input data round-robin from it), as a step of a
-   * sequence when `sequence` is given. The load ignores the resolved value, so a sender may return its
-   * client's promise as is (one promise layer fewer).
+   * sequence when `sequence` is given; a layer that picks the sequence itself writes its id into `note`.
+   * The load ignores the resolved value, so a sender may return its client's promise as is (one promise
+   * layer fewer).
    */
-  send(index: number, sequence?: SequenceFields): Promise<unknown>;
+  send(index: number, sequence?: SequenceFields, note?: SendNote): Promise<unknown>;
   /** Releases connections; idempotent. */
   close(): Promise<void>;
 }

@@ -114,7 +114,7 @@ export function createSequenceLoad(options: SequenceLoadOptions): SequenceLoad {
   }
 
   const wrapped: RequestSender = {
-    send() {
+    send(_index, _sequence, note) {
       const slot = pick();
       if (slot < 0) {
         // The loads never send more than there are sequences (concurrency: one per context; serial rate
@@ -122,6 +122,7 @@ export function createSequenceLoad(options: SequenceLoadOptions): SequenceLoad {
         return Promise.reject(new Error(`no free sequence (${count} sequences, picking ${picking})`));
       }
       const step = manager.next(slot);
+      if (note !== undefined) note.sequenceId = step.id;
       return sendInOrder(slot, step).then(
         () => {
           release(slot);

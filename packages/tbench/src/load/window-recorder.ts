@@ -1,6 +1,7 @@
 import { createLatencyHistogram, type LatencyHistogram } from "../stats/histogram.js";
 import { addLatency, createLatencyMoments, type LatencyMoments } from "../stats/latency-stats.js";
 import { emptyHttpTiming, type HttpTimingTotals } from "./http-timing.js";
+import type { SendNote } from "./request-sender.js";
 
 /** One request as perf_analyzer's profile export records it (epoch milliseconds, fractional). */
 export interface RequestRecord {
@@ -9,6 +10,8 @@ export interface RequestRecord {
   /** When the response (or error) arrived. */
   readonly endMs: number;
   readonly ok: boolean;
+  /** The request's correlation id (sequence models; 0 or absent otherwise). */
+  readonly sequenceId?: number;
 }
 
 /**
@@ -57,8 +60,10 @@ export interface WindowRecorderOptions {
 
 /** Accumulates request outcomes; `swap()` hands over the current window and starts a new one. */
 export interface WindowRecorder {
-  recordSuccess(scheduledMs: number, sentMs: number, endMs: number): void;
-  recordError(kind: string, scheduledMs: number, endMs: number): void;
+  recordSuccess(scheduledMs: number, sentMs: number, endMs: number, note?: SendNote): void;
+  recordError(kind: string, scheduledMs: number, endMs: number, note?: SendNote): void;
+  /** Whether per-request records are kept (the load then passes each request's note). */
+  readonly keepsRequests: boolean;
   recordSent(lagMs: number, late: boolean): void;
   /** Rate mode: the generator's own lateness of one send, milliseconds (ignored in concurrency mode). */
   recordSendDelay(delayMs: number): void;
@@ -88,11 +93,22 @@ function emptyPart(options: WindowRecorderOptions): WindowPart {
   };
 }
 
+function requestRecord(
+  startMs: number,
+  endMs: number,
+  ok: boolean,
+  note: SendNote | undefined,
+): RequestRecord {
+  const sequenceId = note?.sequenceId ?? 0;
+  return sequenceId === 0 ? { startMs, endMs, ok } : { startMs, endMs, ok, sequenceId };
+}
+
 /** Creates a recorder. Latencies are rounded to whole microseconds (at least 1) before recording. */
 export function createWindowRecorder(options: WindowRecorderOptions): WindowRecorder {
   let part = emptyPart(options);
   return {
-    recordSuccess(scheduledMs, sentMs, endMs) {
+    keepsRequests: options.keepRequests,
+    recordSuccess(scheduledMs, sentMs, endMs, note) {
       part.successCount += 1;
       const latencyUs = Math.max(1, Math.round((endMs - scheduledMs) * 1000));
       part.latency.recordValue(latencyUs);
@@ -102,12 +118,12 @@ export function createWindowRecorder(options: WindowRecorderOptions): WindowReco
         part.uncorrected.recordValue(uncorrectedUs);
         addLatency(part.uncorrectedMoments, uncorrectedUs);
       }
-      part.requests?.push({ startMs: scheduledMs, endMs, ok: true });
+      part.requests?.push(requestRecord(scheduledMs, endMs, true, note));
     },
-    recordError(kind, scheduledMs, endMs) {
+    recordError(kind, scheduledMs, endMs, note) {
       part.errorCount += 1;
       part.errorsByKind[kind] = (part.errorsByKind[kind] ?? 0) + 1;
-      part.requests?.push({ startMs: scheduledMs, endMs, ok: false });
+      part.requests?.push(requestRecord(scheduledMs, endMs, false, note));
     },
     recordSent(lagMs, late) {
       part.sentCount += 1;

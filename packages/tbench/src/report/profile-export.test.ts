@@ -52,4 +52,18 @@ describe("profile export (perf_analyzer's --profile-export-file shape)", () => {
     assert.equal(json.experiments[0]?.experiment.mode, "request_rate");
     assert.deepEqual(json.experiments[0]?.requests[0]?.response_timestamps, []);
   });
+
+  it("a sequence model's requests carry their sequence_id after the timestamp, as perf_analyzer writes it", () => {
+    const level = syntheticLevel({ value: 1, latenciesUs: [100, 200, 300], sequenceIds: [7, 0, 9] });
+    const json = JSON.parse(formatProfileExport([level], "x")) as {
+      experiments: { requests: Record<string, unknown>[] }[];
+    };
+    const requests = json.experiments[0]!.requests;
+    assert.deepEqual(Object.keys(requests[0]!).slice(0, 2), ["timestamp", "sequence_id"]);
+    assert.deepEqual(
+      requests.map((r) => r.sequence_id),
+      [7, undefined, 9],
+      "an id of 0 (no sequence) is left out",
+    );
+  });
 });

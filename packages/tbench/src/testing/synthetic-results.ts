@@ -18,6 +18,8 @@ export interface SyntheticLevelOptions {
   sendLagUs?: number;
   /** A sequence model's level: this many of the requests ended a sequence. */
   sequenceEnds?: number | undefined;
+  /** The correlation id of each successful request, in order (a sequence model's level). */
+  sequenceIds?: readonly number[];
 }
 
 /** A level whose single window holds exactly the given latencies (microseconds). */
@@ -29,9 +31,11 @@ export function syntheticLevel(options: SyntheticLevelOptions): LevelResult {
     countSequences: options.sequenceEnds !== undefined,
   });
   const start = options.startMs ?? 1_700_000_000_000;
-  for (const us of options.latenciesUs) {
+  for (const [i, us] of options.latenciesUs.entries()) {
     recorder.recordSent(0, false);
-    recorder.recordSuccess(start, start + (options.sendLagUs ?? 0) / 1000, start + us / 1000);
+    const sequenceId = options.sequenceIds?.[i];
+    const note = sequenceId === undefined ? undefined : { sequenceId };
+    recorder.recordSuccess(start, start + (options.sendLagUs ?? 0) / 1000, start + us / 1000, note);
   }
   for (let i = 0; i < (options.sequenceEnds ?? 0); i++) recorder.recordSequenceEnd();
   for (const [kind, n] of Object.entries(options.errors ?? {})) {
