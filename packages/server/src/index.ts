@@ -15,6 +15,7 @@ export * from "./core/server-error.js";
 export type * from "./core/types.js";
 export type { GrpcCompressionLevel, GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 export type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
+export type { HttpCorsOptions } from "./http/cors.js";
 export type { HttpTlsOptions } from "./http/http-tls.js";
 export type {
   InferenceCoreHandle,

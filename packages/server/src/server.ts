@@ -10,6 +10,7 @@ import type { InferenceCore } from "./core/types.js";
 import { createGrpcFrontEnd, type GrpcFrontEnd } from "./grpc/grpc-front-end.js";
 import type { GrpcServerSettings } from "./grpc/grpc-server-settings.js";
 import type { GrpcTlsOptions } from "./grpc/grpc-tls.js";
+import type { HttpCorsOptions } from "./http/cors.js";
 import type { HttpFrontEnd } from "./http/http-server.js";
 import type { HttpTlsOptions } from "./http/http-tls.js";
 import { startHttpFrontEnd } from "./http/threads/http-threads.js";
@@ -47,6 +48,8 @@ export interface ServerOptions extends InferenceCoreOptions {
   readonly grpcSettings?: GrpcServerSettings;
   /** HTTPS for the HTTP endpoint (tbench-server's `--http-ssl-cert` / `--http-ssl-key`; Triton has none). */
   readonly httpTls?: HttpTlsOptions;
+  /** `--http-cors-*` (ours; Triton has none): let web pages on these origins call the HTTP API. Default: off. */
+  readonly httpCors?: HttpCorsOptions;
   /** TLS of the gRPC endpoint (`--grpc-use-ssl`, `--grpc-use-ssl-mutual`, ...); plaintext when absent. */
   readonly grpcTls?: GrpcTlsOptions;
   /**
@@ -148,6 +151,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : {}),
       ...(options.httpRestrictedApis !== undefined ? { restrictedApis: options.httpRestrictedApis } : {}),
       ...(options.httpTls !== undefined ? { tls: options.httpTls } : {}),
+      ...(options.httpCors !== undefined ? { cors: options.httpCors } : {}),
     });
     const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
     if (metricsPort !== false)

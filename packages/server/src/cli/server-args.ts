@@ -16,6 +16,16 @@ import {
 } from "../grpc/grpc-server-settings.js";
 import type { GrpcTlsOptions } from "../grpc/grpc-tls.js";
 import {
+  CorsConfigError,
+  type CorsSettingNames,
+  DEFAULT_CORS_ALLOW_HEADERS,
+  DEFAULT_CORS_MAX_AGE_SECS,
+  type HttpCorsOptions,
+  MAX_CORS_MAX_AGE_SECS,
+  normalizeCorsOptions,
+  shownValue,
+} from "../http/cors.js";
+import {
   DEFAULT_HTTP_HEADER_TIMEOUT_MS,
   DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   DEFAULT_HTTP_SEND_TIMEOUT_MS,
@@ -93,6 +103,14 @@ const timeoutMs = z.coerce
   .number({ error: "expected a number of milliseconds" })
   .int("expected a whole number of milliseconds")
   .min(0, "expected 0 (no limit) or a positive number of milliseconds");
+
+/** --http-cors-max-age: digits only (no sign, exponent, hex or blank, which Number() would take), bounded. */
+const EXPECTED_MAX_AGE = `expected whole seconds from 0 to ${MAX_CORS_MAX_AGE_SECS}`;
+const corsMaxAge = z
+  .string()
+  .regex(/^[0-9]{1,6}$/, EXPECTED_MAX_AGE)
+  .transform(Number)
+  .pipe(z.number().max(MAX_CORS_MAX_AGE_SECS, EXPECTED_MAX_AGE));
 
 const argsSchema = z.object({
   modelRepository: z.string().min(1, "expected a directory"),
@@ -185,6 +203,10 @@ const argsSchema = z.object({
   grpcRootCert: z.string().min(1, "expected a PEM file").optional(),
   httpSslCert: z.string().min(1, "expected a PEM file").optional(),
   httpSslKey: z.string().min(1, "expected a PEM file").optional(),
+  httpCorsAllowOrigin: z.array(z.string()),
+  httpCorsAllowHeaders: z.array(z.string()),
+  httpCorsMaxAge: corsMaxAge.optional(),
+  httpCorsAllowCredentials: flag.optional(),
   gpuExecutionProvider: z.enum(GPU_EXECUTION_PROVIDERS as [GpuExecutionProvider, ...GpuExecutionProvider[]], {
     error: "expected auto, webgpu or cuda",
   }),
@@ -238,6 +260,18 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   grpcRootCert: "--grpc-root-cert",
   httpSslCert: "--http-ssl-cert",
   httpSslKey: "--http-ssl-key",
+  httpCorsAllowOrigin: "--http-cors-allow-origin",
+  httpCorsAllowHeaders: "--http-cors-allow-headers",
+  httpCorsMaxAge: "--http-cors-max-age",
+  httpCorsAllowCredentials: "--http-cors-allow-credentials",
+};
+
+/** How CORS errors name their settings on the command line. */
+const CORS_FLAGS: CorsSettingNames = {
+  allowOrigins: "--http-cors-allow-origin",
+  allowHeaders: "--http-cors-allow-headers",
+  maxAgeSecs: "--http-cors-max-age",
+  allowCredentials: "--http-cors-allow-credentials",
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -410,6 +444,28 @@ function createProgram(): Command {
     )
     .option("--http-ssl-key <file>", "PEM private key of --http-ssl-cert")
     .option(
+      "--http-cors-allow-origin <origin>",
+      "let web pages from this origin (scheme://host[:port], http or https) call the HTTP API, or * for any " +
+        "origin; repeatable (default: none, CORS off; ours, Triton has no CORS)",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--http-cors-allow-headers <names>",
+      `request headers pages may send, comma-separated, besides ${DEFAULT_CORS_ALLOW_HEADERS.join(", ")} and ` +
+        "the --http-restricted-api keys; repeatable",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--http-cors-max-age <seconds>",
+      `how long browsers may reuse a preflight's answer, 0 to ${MAX_CORS_MAX_AGE_SECS} (default ${DEFAULT_CORS_MAX_AGE_SECS})`,
+    )
+    .option(
+      "--http-cors-allow-credentials [bool]",
+      "let pages send cookies and HTTP authentication (exact origins only, never with *; default false)",
+    )
+    .option(
       "--gpu-execution-provider <provider>",
       "what KIND_GPU instances run on: auto (CUDA if installed, else WebGPU), webgpu or cuda; CPU when none starts",
       DEFAULT_GPU_EXECUTION_PROVIDER,
@@ -472,6 +528,49 @@ function grpcTlsOf(a: z.infer<typeof argsSchema>): GrpcTlsOptions | undefined {
   });
 }
 
+/**
+ * The CORS settings of the --http-cors-* flags, or undefined when no origin is given (CORS off). The other
+ * flags without an origin would do nothing: refused, so that a mistyped command line does not pass.
+ */
+function corsOf(a: z.infer<typeof argsSchema>): HttpCorsOptions | undefined {
+  const headers: string[] = [];
+  for (const list of a.httpCorsAllowHeaders) {
+    const names = list.split(",").map((name) => name.trim());
+    if (names.some((name) => name === ""))
+      throw new CliUsageError(
+        `invalid --http-cors-allow-headers ${shownValue(list)}: expected header names separated by commas`,
+      );
+    headers.push(...names);
+  }
+  if (a.httpCorsAllowOrigin.length === 0) {
+    const needless =
+      headers.length > 0
+        ? "--http-cors-allow-headers"
+        : a.httpCorsMaxAge !== undefined
+          ? "--http-cors-max-age"
+          : a.httpCorsAllowCredentials === true
+            ? "--http-cors-allow-credentials"
+            : undefined;
+    if (needless !== undefined)
+      throw new CliUsageError(`${needless} needs --http-cors-allow-origin (CORS is off without an origin)`);
+    return undefined;
+  }
+  try {
+    return normalizeCorsOptions(
+      {
+        allowOrigins: a.httpCorsAllowOrigin,
+        allowHeaders: headers,
+        ...(a.httpCorsMaxAge !== undefined ? { maxAgeSecs: a.httpCorsMaxAge } : {}),
+        ...(a.httpCorsAllowCredentials !== undefined ? { allowCredentials: a.httpCorsAllowCredentials } : {}),
+      },
+      CORS_FLAGS,
+    );
+  } catch (error) {
+    if (error instanceof CorsConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
+}
+
 /** Parses `argv` (without node and script); `write` receives --help and --version text. */
 export function parseServerArgs(argv: readonly string[], write: (text: string) => void): ServerArgs {
   const program = createProgram();
@@ -492,7 +591,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? "");
     const given = (program.opts() as Record<string, unknown>)[key];
-    throw new CliUsageError(`invalid ${FLAG_OF[key] ?? key} '${String(given)}': ${issue.message}`);
+    throw new CliUsageError(`invalid ${FLAG_OF[key] ?? key} ${shownValue(given)}: ${issue.message}`);
   }
   const a = parsed.data;
   if (!a.allowHttp)
@@ -519,6 +618,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
     if (error instanceof MetricsConfigFlagError) throw new CliUsageError(error.message);
     throw error;
   }
+  const httpCors = corsOf(a);
   const grpcTls = a.allowGrpc ? grpcTlsOf(a) : undefined;
   if ((a.httpSslCert === undefined) !== (a.httpSslKey === undefined))
     throw new CliUsageError("--http-ssl-cert and --http-ssl-key go together (HTTPS needs both PEM files)");
@@ -539,6 +639,7 @@ export function parseServerArgs(argv: readonly string[], write: (text: string) =
       ...(grpcSettings !== undefined ? { grpcSettings } : {}),
       ...(grpcTls !== undefined ? { grpcTls } : {}),
       ...(httpTls !== undefined ? { httpTls } : {}),
+      ...(httpCors !== undefined ? { httpCors } : {}),
       ...(a.httpRestrictedApi.length > 0 ? { httpRestrictedApis } : {}),
       ...(a.grpcRestrictedProtocol.length > 0 ? { grpcRestrictedProtocols } : {}),
       metricsPort: a.allowMetrics ? a.metricsPort : false,

@@ -25,6 +25,14 @@ import type { RestrictedApis } from "../core/restricted-api.js";
 import { clipForLog, createSummarizingLog } from "../core/summarizing-log.js";
 import { handleApiRequest } from "./api-handlers.js";
 import { type BufferHold, createBufferBudget, defaultMaxBufferedBytes } from "./buffer-budget.js";
+import {
+  answerPreflight,
+  corsHeaderLines,
+  createCorsPolicy,
+  type HttpCorsOptions,
+  isPreflight,
+  setCorsResponseHeaders,
+} from "./cors.js";
 import type { FrontEndCore } from "./front-end-core.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
@@ -76,6 +84,8 @@ export interface HttpFrontEndOptions {
   readonly restrictedApis?: RestrictedApis;
   /** `--http-ssl-cert` / `--http-ssl-key` (ours, Triton has none): serve HTTPS. Default: plain HTTP. */
   readonly tls?: HttpTlsOptions;
+  /** `--http-cors-*` (ours, Triton has none): let pages on these origins call the API (cors.ts). Default: off. */
+  readonly cors?: HttpCorsOptions;
   /**
    * A front-end thread's own handle on the main thread's listening socket (http-threads.ts): listened on
    * instead of binding `address`:`port`, which then only name the endpoint.
@@ -154,6 +164,10 @@ const DISCARD_GRACE_MS = 2_000;
 /** Starts the HTTP front end and resolves once it listens. */
 export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<HttpFrontEndThread> {
   const { core, maxInputSize, logger } = options;
+  const restrictedApis = options.restrictedApis ?? {};
+  const restricted = Object.keys(restrictedApis).length > 0;
+  // Checked before anything is started: bad settings throw CorsConfigError. Off, the hot path only tests it.
+  const cors = options.cors === undefined ? undefined : createCorsPolicy(options.cors, restrictedApis);
   const sockets = new Set<TrackedSocket>();
   let closing = false;
   /** Requests being served (not those refused during close()), on every connection: what close() drains. */
@@ -186,15 +200,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       logger.verbose(
         `HTTP ${req.method} ${clipForLog(req.url ?? "", URL_LOG_MAX_CHARS)}: ${status} ${message}`,
       );
-    if (!req.complete) {
-      // The body was refused before it was read whole: answer now and discard what still arrives (node:http
-      // drains it for keep-alive); a client still sending after the grace period loses the connection.
-      // Closing at once instead would reset the socket under a client still writing, losing the answer.
-      req.resume();
-      const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
-      timer.unref();
-      req.once("end", () => clearTimeout(timer));
-    }
+    // A body refused before it was read whole: answered now, what still arrives is discarded.
+    discardUnread(req);
     sendError(res, status, message);
   };
 
@@ -230,8 +237,6 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
   const jsonDecoder = createJsonDecodePool(
     options.jsonDecodeGate !== undefined ? { gate: options.jsonDecodeGate } : {},
   );
-  const restrictedApis = options.restrictedApis ?? {};
-  const restricted = Object.keys(restrictedApis).length > 0;
   const context: HandlerContext = {
     core,
     maxInputSize,
@@ -280,6 +285,10 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     socket[ACTIVE] = (socket[ACTIVE] ?? 0) + 1;
     served++;
     socket[RESPONSE] = res;
+    // A preflight is answered below from its route alone; every other answer gets the CORS headers now,
+    // so that whatever writes it (errors and refusals included) sends them.
+    const preflight = cors !== undefined && isPreflight(req);
+    if (cors !== undefined && !preflight) setCorsResponseHeaders(cors, req, res);
     if (closing) {
       // A connection's first request is served: it was on the wire (connections are accepted only until
       // close() began, so these are a bounded set); any later one is refused.
@@ -292,6 +301,14 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     inFlight++;
     res.on("close", onResponseClose);
     const route = matchRoute(req.url ?? "/");
+    // Before the restriction: a browser sends no request headers (no key) with a preflight, and a preflight
+    // runs nothing; the request it clears is checked below like any other.
+    if (preflight) {
+      const refusal = answerPreflight(cors!, route, req, res);
+      if (refusal !== undefined) finish(req, res, refusal);
+      else discardUnread(req);
+      return;
+    }
     if (route === undefined) {
       finish(req, res, new HttpError(404, "Not Found"));
       return;
@@ -348,7 +365,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
         (socket[ACTIVE] ?? 0) > 0
           ? `request not received whole within ${requestTimeoutMs} ms (--http-request-timeout-ms)`
           : `request headers not received within ${headersTimeoutMs} ms (--http-header-timeout-ms)`;
-      socket.end(rawAnswer("408 Request Timeout", errorBody(message)));
+      const extra = cors !== undefined && response !== undefined ? corsHeaderLines(response) : "";
+      socket.end(rawAnswer("408 Request Timeout", errorBody(message), extra));
       logger.verbose(`HTTP client error: 408 ${message}`);
       return;
     }
@@ -443,12 +461,28 @@ function afterPoll(callback: () => void): void {
   setImmediate(() => setImmediate(callback));
 }
 
-/** A whole HTTP/1.1 answer written straight to a socket that has no response object (client errors). */
-function rawAnswer(statusLine: string, json: string): string {
+/**
+ * A whole HTTP/1.1 answer written straight to a socket, bypassing the response object (client errors);
+ * `headerLines` are more header lines, each ending in CRLF.
+ */
+function rawAnswer(statusLine: string, json: string, headerLines = ""): string {
   return (
-    `HTTP/1.1 ${statusLine}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${statusLine}\r\nConnection: close\r\nContent-Type: application/json\r\n${headerLines}` +
     `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
   );
+}
+
+/**
+ * Discards what still arrives of a body the answer did not read (node:http drains it for keep-alive); a
+ * client still sending after the grace period loses the connection. Closing at once instead would reset
+ * the socket under a client still writing, losing the answer.
+ */
+function discardUnread(req: IncomingMessage): void {
+  if (req.complete) return;
+  req.resume();
+  const timer = setTimeout(() => req.socket.destroy(), DISCARD_GRACE_MS);
+  timer.unref();
+  req.once("end", () => clearTimeout(timer));
 }
 
 /** How often node:http checks for expired requests: a quarter of the shortest limit, at most 1 s. */
