@@ -111,6 +111,27 @@ describe("batch slot codec: round trips", () => {
     }
   });
 
+  test("a sequence batch's rows (slot, START, END, padding) and released slots come back as they went", () => {
+    const region = freshSlot();
+    const inputs = [tensorOf(NUMERIC[0]!, `IN_${NUMERIC[0]!.datatype}`, [3])];
+    const sequence = {
+      rows: [
+        { slot: 0, start: true, end: false },
+        null,
+        { slot: 0x1fffffff, start: true, end: true },
+        { slot: 7, start: false, end: true },
+      ],
+      released: [3, 5, 6],
+    };
+    assert.equal(encodeRun(region, { id: 2, inputs, outputNames: [], sequence }, io), true);
+    const decoded = decodeRun(region, io);
+    assert.deepEqual(decoded.sequence, sequence);
+    assertSameTensors(decoded.inputs, inputs);
+    const plain = freshSlot();
+    assert.equal(encodeRun(plain, { id: 3, inputs, outputNames: [] }, io), true);
+    assert.equal("sequence" in decodeRun(plain, io), false, "not a sequence batch");
+  });
+
   test("a result without a wait reads back without waitNs", () => {
     const region = freshSlot();
     assert.equal(encodeResult(region, 3, [], [], { inputNs: 1, inferNs: 2, outputNs: 3 }), true);
@@ -165,6 +186,18 @@ describe("batch slot codec: what takes the object path", () => {
 
   test("the input that the object path would transfer (64 KiB) never fits", () => {
     assertRefused((r) => encodeRun(r, runOf(64 * 1024), io), "64 KiB input");
+  });
+
+  test("a sequence batch with its states' setup, or a slot past what a row can name, is refused", () => {
+    const rows = [{ slot: 0, start: true, end: false }];
+    const setup = { slots: 1, batching: true, states: [] };
+    assertRefused((region) => encodeRun(region, { ...runOf(8), sequence: { rows, setup } }, io), "setup");
+    const far = [{ slot: 0x20000000, start: false, end: false }];
+    assertRefused((region) => encodeRun(region, { ...runOf(8), sequence: { rows: far } }, io), "slot");
+    assertRefused(
+      (region) => encodeRun(region, { ...runOf(8), sequence: { rows, released: [-1] } }, io),
+      "released",
+    );
   });
 
   test("BYTES, other TypedArray classes, unknown names and inconsistent shapes are refused", () => {

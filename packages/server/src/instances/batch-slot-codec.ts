@@ -7,16 +7,27 @@
  * carry differently, a name the session does not declare, more than fits) makes the encoder say no, and
  * the caller sends the object path's message instead, so the session sees exactly what it would have.
  *
+ * A sequence batch's rows (slot, START, END; padding) and released slots are written too; its states'
+ * setup is not (it goes once, by message).
+ *
  * Layout, little-endian, every part 8-aligned:
  * - run:    u32 RUN_TAG, u32 byte length, f64 id, f64 queuedAtMs (NaN: none), u16 input count,
- *           u16 output count, u32 0, the requested outputs (u16 index each), then the tensors;
+ *           u16 output count, u16 sequence row count (0: not a sequence batch), u16 released slot count,
+ *           the requested outputs (u16 index each), the sequence rows (i32 each: -1 padding, else
+ *           slot * 4 + START * 2 + END) and released slots (i32 each), then the tensors;
  * - result: u32 RESULT_TAG, u32 byte length, f64 id, f64 inputNs, inferNs, outputNs, waitNs (NaN: none),
  *           u16 output count, u16 0, u32 0, then the tensors;
  * - tensors: every tensor's head (u16 index, u8 ONNX data type, u8 rank, u32 data bytes, rank x f64
  *           dims), then every tensor's data, each starting 8-aligned.
  */
 import { allDatatypes, type OrtTensorType, type TensorTypedArray } from "@tbench/proto";
-import type { InstanceRunResult, SessionIo, ThreadTensor } from "./worker-protocol.js";
+import type {
+  InstanceRunResult,
+  SequenceRow,
+  SequenceRun,
+  SessionIo,
+  ThreadTensor,
+} from "./worker-protocol.js";
 
 const RUN_TAG = 0x314e5552; // "RUN1"
 const RESULT_TAG = 0x31534552; // "RES1"
@@ -25,6 +36,9 @@ const RESULT_HEAD_BYTES = 56;
 const TENSOR_HEAD_BYTES = 8;
 const MAX_RANK = 255;
 const MAX_COUNT = 0xffff;
+/** The largest slot a sequence row can name (slot * 4 + flags fits an i32). */
+const MAX_SEQUENCE_SLOT = 0x1fffffff;
+const PADDING_ROW = -1;
 
 type TypedArrayClass = new (
   buffer: ArrayBufferLike,
@@ -80,6 +94,7 @@ export interface SlotRun {
   readonly inputs: readonly ThreadTensor[];
   readonly outputNames: readonly string[];
   readonly queuedAtMs?: number;
+  readonly sequence?: SequenceRun;
 }
 
 /** A tensor for the codec: which declared input or output, its type, shape and data. */
@@ -213,6 +228,8 @@ const viewOf = (region: Uint8Array) => new DataView(region.buffer, region.byteOf
  */
 export function encodeRun(region: Uint8Array, run: SlotRun, io: SlotIo): boolean {
   if (run.inputs.length > MAX_COUNT || run.outputNames.length > MAX_COUNT) return false;
+  const sequence = sequenceWords(run.sequence);
+  if (sequence === undefined) return false;
   const tensors: IndexedTensor[] = [];
   for (const input of run.inputs) {
     const tensor = indexed(io.inputIndex.get(input.name), input.ortType, input.dims, input.data);
@@ -225,7 +242,8 @@ export function encodeRun(region: Uint8Array, run: SlotRun, io: SlotIo): boolean
     if (index === undefined || index > MAX_COUNT) return false;
     outputs.push(index);
   }
-  const tensorsAt = RUN_HEAD_BYTES + align8(2 * outputs.length);
+  const sequenceAt = RUN_HEAD_BYTES + align8(2 * outputs.length);
+  const tensorsAt = sequenceAt + align8(4 * (sequence.rows.length + sequence.released.length));
   const bytes = tensorsAt + tensorsBytes(tensors);
   if (bytes > region.byteLength) return false;
   const view = viewOf(region);
@@ -235,10 +253,40 @@ export function encodeRun(region: Uint8Array, run: SlotRun, io: SlotIo): boolean
   view.setFloat64(16, run.queuedAtMs ?? Number.NaN, true);
   view.setUint16(24, tensors.length, true);
   view.setUint16(26, outputs.length, true);
-  view.setUint32(28, 0, true);
+  view.setUint16(28, sequence.rows.length, true);
+  view.setUint16(30, sequence.released.length, true);
   for (const [i, index] of outputs.entries()) view.setUint16(RUN_HEAD_BYTES + 2 * i, index, true);
+  for (const [i, word] of [...sequence.rows, ...sequence.released].entries()) {
+    view.setInt32(sequenceAt + 4 * i, word, true);
+  }
   writeTensors(region, view, tensorsAt, tensors);
   return true;
+}
+
+/**
+ * A sequence batch's rows and released slots as the words the region holds (none for another batch), or
+ * undefined when they cannot be written: a setup to send, too many rows, a slot out of range.
+ */
+function sequenceWords(sequence: SequenceRun | undefined) {
+  if (sequence === undefined) return { rows: [], released: [] };
+  const released = sequence.released ?? [];
+  const rows = sequence.rows;
+  if (sequence.setup !== undefined || rows.length === 0 || rows.length > MAX_COUNT) return undefined;
+  if (released.length > MAX_COUNT) return undefined;
+  const fits = (slot: number) => Number.isInteger(slot) && slot >= 0 && slot <= MAX_SEQUENCE_SLOT;
+  if (!rows.every((row) => row === null || fits(row.slot)) || !released.every(fits)) return undefined;
+  return {
+    rows: rows.map((row) =>
+      row === null ? PADDING_ROW : row.slot * 4 + (row.start ? 2 : 0) + (row.end ? 1 : 0),
+    ),
+    released,
+  };
+}
+
+function sequenceRowOf(word: number): SequenceRow | null {
+  if (word === PADDING_ROW) return null;
+  if (word < 0) throw malformed(`sequence row ${word}`);
+  return { slot: word >>> 2, start: (word & 2) !== 0, end: (word & 1) !== 0 };
 }
 
 /** The id a run region carries (readable even where the rest is not: the run's error goes to it). */
@@ -262,8 +310,12 @@ export function decodeRun(region: Uint8Array, io: SlotIo): DecodedRun {
   const queuedAtMs = view.getFloat64(16, true);
   const inputCount = view.getUint16(24, true);
   const outputCount = view.getUint16(26, true);
-  const tensorsAt = RUN_HEAD_BYTES + align8(2 * outputCount);
-  if (tensorsAt > end) throw malformed(`${outputCount} outputs run past the end (${end} bytes)`);
+  const rowCount = view.getUint16(28, true);
+  const releasedCount = view.getUint16(30, true);
+  const sequenceAt = RUN_HEAD_BYTES + align8(2 * outputCount);
+  if (sequenceAt > end) throw malformed(`${outputCount} outputs run past the end (${end} bytes)`);
+  const tensorsAt = sequenceAt + align8(4 * (rowCount + releasedCount));
+  if (tensorsAt > end) throw malformed(`${rowCount} sequence rows run past the end (${end} bytes)`);
   const outputIndices: number[] = [];
   const outputNames: string[] = [];
   for (let i = 0; i < outputCount; i++) {
@@ -281,7 +333,24 @@ export function decodeRun(region: Uint8Array, io: SlotIo): DecodedRun {
     dims: t.dims,
     data: new t.type.typedArray(data, t.dataAt - dataStart, t.byteLength / t.type.byteSize),
   }));
-  return { id, inputs, outputNames, outputIndices, ...(Number.isNaN(queuedAtMs) ? {} : { queuedAtMs }) };
+  const word = (i: number) => view.getInt32(sequenceAt + 4 * i, true);
+  const sequence: SequenceRun | undefined =
+    rowCount === 0
+      ? undefined
+      : {
+          rows: Array.from({ length: rowCount }, (_, i) => sequenceRowOf(word(i))),
+          ...(releasedCount > 0
+            ? { released: Array.from({ length: releasedCount }, (_, i) => word(rowCount + i)) }
+            : {}),
+        };
+  return {
+    id,
+    inputs,
+    outputNames,
+    outputIndices,
+    ...(Number.isNaN(queuedAtMs) ? {} : { queuedAtMs }),
+    ...(sequence !== undefined ? { sequence } : {}),
+  };
 }
 
 /** An output as the session gave it (onnxruntime's Tensor fits: `type`, `dims`, `data`). */

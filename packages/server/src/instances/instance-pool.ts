@@ -1,9 +1,10 @@
 /**
  * The instances of one model version: instance_group count x kind (KIND_GPU: count per listed GPU), each
- * on the execution provider it could start. Hands idle instances to the scheduler, one batch each, and
- * replaces an instance whose worker dies (up to MAX_RESTARTS times each). When no instance is left alive
- * or being replaced, it tells its owner (onUnavailable), which fails the queue. Logs where KIND_GPU
- * instances run, and why any of them fell back to CPU.
+ * on the execution provider it could start. Hands idle instances to the scheduler, one batch each (any
+ * idle one, or the one a sequence batcher names: its states live there), and replaces an instance whose
+ * worker dies (up to MAX_RESTARTS times each), telling its owner what the dead one held is gone
+ * (onInstanceLost). When no instance is left alive or being replaced, it tells its owner (onUnavailable),
+ * which fails the queue. Logs where KIND_GPU instances run, and why any of them fell back to CPU.
  */
 import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
@@ -15,19 +16,43 @@ import {
   type InstanceRun,
   type InstanceRunResult,
   type ModelInstance,
+  type ModelInstanceOptions,
+  type StartedInstance,
   startModelInstance,
 } from "./model-instance.js";
 import type { GpuExecutionProvider, WorkerInit } from "./worker-protocol.js";
 
-/** A batch as the pool runs it (on any idle instance). */
+/** A batch as the pool runs it (on any idle instance, or the one named). */
 export type PoolRun = InstanceRun;
+
+/** Which instance runs a batch: its index in the pool (instanceInits order). */
+export interface PoolRunTarget {
+  readonly instance: number;
+}
+
+/** An instance that died: what it held in its thread (a sequence model's states) is gone. */
+export interface InstanceLoss {
+  /** Its index in the pool. */
+  readonly index: number;
+  /** Its instance name (`<group>_<index>`). */
+  readonly name: string;
+  /** How it ended (the worker's exit, or why its replacement did not start). */
+  readonly reason: string;
+  /** A replacement is starting at the same index; false: the index stays without an instance. */
+  readonly replacing: boolean;
+}
 
 /** The instances of one loaded model version. */
 export interface InstancePool {
   /** True when an instance could take a batch now. */
   hasIdle(): boolean;
-  /** Runs a batch on an idle instance; rejects UNAVAILABLE when none is idle. */
-  run(batch: PoolRun): Promise<InstanceRunResult>;
+  /** True when instance `index` is running and could take a batch now. */
+  hasIdleInstance(index: number): boolean;
+  /**
+   * Runs a batch on an idle instance, or on instance `target.instance` only (a batch that must run where
+   * its states are: never run again elsewhere); rejects UNAVAILABLE when that one or none is idle.
+   */
+  run(batch: PoolRun, target?: PoolRunTarget): Promise<InstanceRunResult>;
   /** Ends every worker (in-flight runs are allowed to finish first by the caller); idempotent. */
   close(): Promise<void>;
 }
@@ -52,6 +77,13 @@ export interface InstancePoolOptions {
    * failed to restart), with a reason naming the last death; no batch can run on this pool again.
    */
   readonly onUnavailable?: (reason: string) => void;
+  /**
+   * Called when an instance dies (before its replacement is asked for), and again when it is not replaced
+   * after all (its replacement failed to start): whatever its thread kept is lost.
+   */
+  readonly onInstanceLost?: (loss: InstanceLoss) => void;
+  /** Starts one instance (tests: a fake); default startModelInstance. */
+  readonly startInstance?: (options: ModelInstanceOptions) => Promise<StartedInstance>;
 }
 
 interface Slot {
@@ -145,8 +177,9 @@ export async function createInstancePool(
 
   const identity = { modelName: options.modelName, version: options.version };
 
+  const startInstance = options.startInstance ?? startModelInstance;
   const start = async (slot: Slot) => {
-    const { instance, info } = await startModelInstance({
+    const { instance, info } = await startInstance({
       init: slot.init,
       onExit: (reason) => onDeath(slot, reason),
     });
@@ -158,6 +191,14 @@ export async function createInstancePool(
     slot.info = info;
   };
 
+  const lost = (slot: Slot, reason: string, replacing: boolean) =>
+    options.onInstanceLost?.({
+      index: slots.indexOf(slot),
+      name: slot.init.instanceName,
+      reason,
+      replacing,
+    });
+
   const onDeath = (slot: Slot, reason: string) => {
     slot.instance = undefined;
     slot.running = 0;
@@ -165,6 +206,7 @@ export async function createInstancePool(
     slot.restarts++;
     if (slot.restarts > MAX_RESTARTS) {
       logger.error(`${describeSlot(slot)} died (${reason}); not replaced after ${MAX_RESTARTS} restarts`);
+      lost(slot, reason, false);
       checkUnavailable(
         `model instance '${slot.init.instanceName}' died (${reason}) after ${MAX_RESTARTS} restarts`,
       );
@@ -172,6 +214,7 @@ export async function createInstancePool(
     }
     logger.warn(`${describeSlot(slot)} died (${reason}); starting a replacement`);
     slot.replacing = true;
+    lost(slot, reason, true);
     start(slot).then(
       () => {
         slot.replacing = false;
@@ -182,6 +225,7 @@ export async function createInstancePool(
       (error: unknown) => {
         slot.replacing = false;
         logger.error(`failed to replace model instance '${slot.init.instanceName}': ${String(error)}`);
+        if (!closed) lost(slot, `its replacement failed to start: ${String(error)}`, false);
         checkUnavailable(
           `model instance '${slot.init.instanceName}' died (${reason}) and its replacement failed to start: ` +
             String(error),
@@ -219,9 +263,37 @@ export async function createInstancePool(
     return best;
   };
 
+  /** Instance `index`, if it is running and can take one more batch. */
+  const idleAt = (index: number): Slot | undefined => {
+    const slot = slots[index];
+    return slot?.instance !== undefined && slot.running < depth ? slot : undefined;
+  };
+
+  /** Runs `batch` on instance `index` alone: its death fails the batch, which never runs elsewhere. */
+  const runOn = async (batch: PoolRun, index: number): Promise<InstanceRunResult> => {
+    const slot = idleAt(index);
+    if (closed || slot?.instance === undefined) {
+      throw new ServerError(
+        "UNAVAILABLE",
+        `model instance ${index} of '${options.modelName}' version ${options.version} is not idle`,
+      );
+    }
+    const instance = slot.instance;
+    const queuedAtMs = slot.running > 0 ? performance.timeOrigin + performance.now() : undefined;
+    slot.running++;
+    try {
+      return await instance.run(queuedAtMs === undefined ? batch : { ...batch, queuedAtMs });
+    } finally {
+      if (slot.instance === instance) slot.running--;
+      if (!closed) queueMicrotask(options.onIdle);
+    }
+  };
+
   return {
     hasIdle: () => !closed && leastBusy() !== undefined,
-    async run(batch) {
+    hasIdleInstance: (index) => !closed && idleAt(index) !== undefined,
+    async run(batch, target) {
+      if (target !== undefined) return runOn(batch, target.instance);
       for (;;) {
         const slot = leastBusy();
         if (closed || !slot || !slot.instance) {

@@ -1,14 +1,24 @@
 /**
- * What the pool holds of a model instance, whichever thread owns its session: the handle, one batch, and
- * what a started instance reports.
+ * What the pool holds of a model instance, whichever thread owns its session: the handle, one batch (and
+ * what of a sequence batch its thread gets), and what a started instance reports.
  */
 import type {
   ExecutionProviderName,
   InstanceRunResult,
+  SequenceRun,
+  SequenceStateSetup,
   SessionTensorInfo,
   ThreadTensor,
   WorkerInit,
 } from "./worker-protocol.js";
+
+/**
+ * A sequence batch's rows as the scheduler hands them over, always with the states' setup (one object for
+ * the version): the instance's handle sends the setup to its thread with the first such batch only.
+ */
+export interface InstanceSequenceRun extends SequenceRun {
+  readonly setup: SequenceStateSetup;
+}
 
 /** One batch for an instance. */
 export interface InstanceRun {
@@ -20,6 +30,22 @@ export interface InstanceRun {
   readonly queuedAtMs?: number;
   /** Test hook: the thread running the session exits instead of running (a native crash). */
   readonly crash?: boolean;
+  /** A sequence batch: the rows' slots; the session's thread feeds and keeps their states. */
+  readonly sequence?: InstanceSequenceRun;
+}
+
+/** The rows of `sequence` as its thread gets them: with `setup` only when it has not had it yet. */
+export function sequenceRun(
+  sequence: InstanceSequenceRun,
+  setup: SequenceStateSetup | undefined,
+): SequenceRun {
+  return {
+    rows: sequence.rows,
+    ...(sequence.released !== undefined && sequence.released.length > 0
+      ? { released: sequence.released }
+      : {}),
+    ...(setup !== undefined ? { setup } : {}),
+  };
 }
 
 /** What the session declares and where it runs, reported when the instance is ready. */

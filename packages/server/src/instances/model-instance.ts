@@ -17,6 +17,7 @@ import { startWorkerInstance } from "./worker-instance.js";
 export type {
   InstanceReadyInfo,
   InstanceRun,
+  InstanceSequenceRun,
   ModelInstance,
   ModelInstanceOptions,
   StartedInstance,

@@ -9,6 +9,7 @@ import * as ort from "onnxruntime-node";
 import { bytesDataFromStrings, bytesDataToStrings } from "../core/bytes-data.js";
 import { worthTransferring } from "../core/thread-transfer.js";
 import { decodeRun, encodeResult, type SlotIo, type SlotTimes, slotRunId } from "./batch-slot-codec.js";
+import type { SequenceStateStore } from "./sequence-state-store.js";
 import type {
   RunMessage,
   RunReply,
@@ -76,7 +77,7 @@ export function messageOf(error: unknown): string {
 }
 
 /** A batch to run: a RunMessage, or one read from a slot. */
-type BatchToRun = Pick<RunMessage, "inputs" | "outputNames" | "queuedAtMs">;
+type BatchToRun = Pick<RunMessage, "inputs" | "outputNames" | "queuedAtMs" | "sequence">;
 
 /** A finished run: onnxruntime's outputs in the order asked for, and when each step ended. */
 interface SessionRun {
@@ -85,16 +86,21 @@ interface SessionRun {
   readonly t1: number;
   readonly t2: number;
   readonly waitNs: number | undefined;
+  /** A sequence batch's state output dims, when the model's states have variable dims. */
+  readonly stateDims: number[][] | undefined;
 }
 
 /**
  * Feeds `batch` to `session` and runs it; throws with the message its run-error carries. `t0` is when
- * handling the batch began (feed creation and, for a slot, reading it count as compute input).
+ * handling the batch began (feed creation and, for a slot, reading it count as compute input). A sequence
+ * batch also gets its rows' states from `states` (the session's store), which keeps the state outputs:
+ * only the outputs the batch asked for are returned.
  */
 async function runOnSession(
   session: ort.InferenceSession,
   batch: BatchToRun,
   t0: number,
+  states: SequenceStateStore | undefined,
 ): Promise<SessionRun> {
   // Both threads' timeOrigin + now() read the same wall clock, so the difference is the time in between.
   const waitNs =
@@ -108,15 +114,28 @@ async function runOnSession(
     const data = ArrayBuffer.isView(input.data) ? input.data : bytesDataToStrings(input.data);
     feeds[input.name] = new ort.Tensor(input.ortType, data as ort.Tensor.DataType, input.dims as number[]);
   }
+  const sequence = batch.sequence;
+  let names = batch.outputNames;
+  if (sequence !== undefined) {
+    if (states === undefined) throw new Error("a sequence batch reached a session without a state store");
+    const begun = states.begin(sequence);
+    for (const feed of begun.feeds) {
+      const data = feed.data as ort.Tensor.DataType;
+      feeds[feed.name] = new ort.Tensor(feed.ortType, data, feed.dims as number[]);
+    }
+    names = [...new Set([...batch.outputNames, ...begun.outputNames])];
+  }
   const t1 = performance.now();
-  const results = await session.run(feeds, batch.outputNames as string[]);
+  const results = await session.run(feeds, names as string[]);
   const t2 = performance.now();
+  const stateDims =
+    sequence === undefined ? undefined : states!.keep(sequence, (name) => results[name] ?? undefined);
   const outputs = batch.outputNames.map((name) => {
     const tensor = results[name];
     if (!tensor) throw new Error(`onnxruntime returned no output '${name}'`);
     return tensor;
   });
-  return { outputs, t0, t1, t2, waitNs };
+  return { outputs, t0, t1, t2, waitNs, stateDims };
 }
 
 /** The durations of `run` whose outputs were extracted at `t3`. */
@@ -147,7 +166,11 @@ function resultReply(id: number, names: readonly string[], run: SessionRun): Bat
     }
   });
   const times = timesOf(run, performance.now());
-  return { reply: { type: "result", id, outputs, ...times }, transfer: worthTransferring(transfer) };
+  const stateDims = run.stateDims !== undefined ? { stateDims: run.stateDims } : {};
+  return {
+    reply: { type: "result", id, outputs, ...times, ...stateDims },
+    transfer: worthTransferring(transfer),
+  };
 }
 
 /** A reply and the buffers to transfer along with it. */
@@ -161,10 +184,17 @@ const runError = (id: number, error: unknown): BatchReply => ({
   transfer: [],
 });
 
-/** Runs one batch on `session` and returns the reply with the buffers to transfer along with it. */
-export async function runBatch(session: ort.InferenceSession, message: RunMessage): Promise<BatchReply> {
+/**
+ * Runs one batch on `session` and returns the reply with the buffers to transfer along with it; `states`
+ * is the session's state store (sequence models).
+ */
+export async function runBatch(
+  session: ort.InferenceSession,
+  message: RunMessage,
+  states?: SequenceStateStore,
+): Promise<BatchReply> {
   try {
-    const run = await runOnSession(session, message, performance.now());
+    const run = await runOnSession(session, message, performance.now(), states);
     return resultReply(message.id, message.outputNames, run);
   } catch (error) {
     return runError(message.id, error);
@@ -174,22 +204,26 @@ export async function runBatch(session: ort.InferenceSession, message: RunMessag
 /**
  * Runs the batch written in `region` (slot `slot`, batch-slots.ts) on `session`, whose declared inputs
  * and outputs `io` names. The result goes back into the region when it fits there (the reply is then
- * the slot's number), else as the object path's reply; a failure, a slot that cannot be read included,
- * is the object path's run-error.
+ * the slot's number), else as the object path's reply (also when state dims must go back); a failure, a
+ * slot that cannot be read included, is the object path's run-error.
  */
 export async function runSlotBatch(
   session: ort.InferenceSession,
   region: Uint8Array,
   io: SlotIo,
   slot: number,
+  states?: SequenceStateStore,
 ): Promise<{ reply: RunReply | number; transfer: ArrayBuffer[] }> {
   const t0 = performance.now();
   const id = slotRunId(region);
   try {
     const batch = decodeRun(region, io);
-    const run = await runOnSession(session, batch, t0);
+    const run = await runOnSession(session, batch, t0, states);
     const times = timesOf(run, performance.now());
-    if (encodeResult(region, batch.id, run.outputs, batch.outputIndices, times))
+    if (
+      run.stateDims === undefined &&
+      encodeResult(region, batch.id, run.outputs, batch.outputIndices, times)
+    )
       return { reply: slot, transfer: [] };
     return resultReply(batch.id, batch.outputNames, run);
   } catch (error) {

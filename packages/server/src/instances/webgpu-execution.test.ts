@@ -260,4 +260,39 @@ describe("KIND_GPU on WebGPU", { skip }, () => {
       );
     });
   });
+
+  it("a sequence model's states stay in the executor thread, per session: interleaved running sums", async () => {
+    const config = bundledConfig("sequence_accumulator")
+      .replace("kind: KIND_CPU", "kind: KIND_GPU")
+      .replace("count: 1", "count: 2")
+      .replace("max_batch_size: 8", "max_batch_size: 2");
+    const repo = createFixtureRepository({ sequence_accumulator: { config } });
+    const core = await createInferenceCore({
+      modelRepository: repo.dir,
+      gpuExecutionProvider: "webgpu",
+      logger: createRecordingLogger(),
+    });
+    try {
+      // Five sequences on two sessions of two slots each: one waits in the backlog for a slot.
+      const sums = await Promise.all(
+        [1, 2, 3, 4, 5].map(async (n) => {
+          let last = 0;
+          for (const [i, value] of [n, n * 10, n * 100].entries()) {
+            const response = await core.infer({
+              model: "sequence_accumulator",
+              inputs: [{ name: "INPUT", datatype: "INT32", shape: [1, 1], data: new Int32Array([value]) }],
+              sequence: { id: BigInt(n), start: i === 0, end: i === 2 },
+            });
+            last = (response.outputs[0]!.data as Int32Array)[0]!;
+          }
+          return last;
+        }),
+      );
+      assert.deepEqual(sums, [111, 222, 333, 444, 555]);
+    } finally {
+      await core.close();
+      repo.remove();
+    }
+    assert.equal(webGpuExecutorThreads(), 0);
+  });
 });

@@ -7,10 +7,12 @@
  * session shares one Dawn device and its command encoder. Two sessions run from two threads at once broke
  * that context here (a segmentation fault in each of 11 tries); one after another they are fine. With
  * every session in this thread and every operation awaited before the next starts, no two operations can
- * reach the device at once.
+ * reach the device at once. A sequence model's implicit states are kept here too, per session
+ * (sequence-state-store.ts), and dropped with it.
  */
 import { parentPort } from "node:worker_threads";
 import type * as ort from "onnxruntime-node";
+import { createSequenceStateStore, type SequenceStateStore } from "./sequence-state-store.js";
 import { createSession, messageOf, runBatch, sessionIo } from "./session-runner.js";
 import type { FromExecutor, ToExecutor } from "./worker-protocol.js";
 
@@ -18,6 +20,17 @@ const port = parentPort;
 if (!port) throw new Error("webgpu-executor-worker must run in a worker thread");
 
 const sessions = new Map<number, ort.InferenceSession>();
+/** The implicit states of each sequence model's session, made with its first sequence batch. */
+const stores = new Map<number, SequenceStateStore>();
+
+function storeOf(sessionId: number): SequenceStateStore {
+  let store = stores.get(sessionId);
+  if (store === undefined) {
+    store = createSequenceStateStore();
+    stores.set(sessionId, store);
+  }
+  return store;
+}
 
 function post(message: FromExecutor, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
@@ -46,13 +59,15 @@ async function handle(message: ToExecutor): Promise<void> {
         });
         return;
       }
-      const { reply, transfer } = await runBatch(session, message);
+      const states = message.sequence !== undefined ? storeOf(message.sessionId) : undefined;
+      const { reply, transfer } = await runBatch(session, message, states);
       post(reply, transfer);
       return;
     }
     case "release": {
       const session = sessions.get(message.sessionId);
       sessions.delete(message.sessionId);
+      stores.delete(message.sessionId);
       await session?.release().catch(() => {});
       post({ type: "released", sessionId: message.sessionId });
       return;

@@ -11,9 +11,21 @@
 import type { Worker } from "node:worker_threads";
 import { ServerError } from "../core/server-error.js";
 import { spawnThread } from "../core/spawn-thread.js";
-import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
+import {
+  type InstanceRun,
+  type ModelInstance,
+  type ModelInstanceOptions,
+  type StartedInstance,
+  sequenceRun,
+} from "./instance-types.js";
 import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
-import type { FromExecutor, InstanceRunResult, SessionIo, ToExecutor } from "./worker-protocol.js";
+import type {
+  FromExecutor,
+  InstanceRunResult,
+  SequenceStateSetup,
+  SessionIo,
+  ToExecutor,
+} from "./worker-protocol.js";
 
 interface PendingRun {
   readonly sessionId: number;
@@ -170,13 +182,15 @@ export async function startWebGpuInstance(options: ModelInstanceOptions): Promis
     } satisfies ToExecutor);
   });
   let closing: Promise<void> | undefined;
+  /** The sequence states' setup the thread has for this session (it keeps the states: sent once). */
+  let sentSetup: SequenceStateSetup | undefined;
 
   const instance: ModelInstance = {
     name: init.instanceName,
     setExitHandler(handler) {
       entry.exitHandler = handler;
     },
-    run({ inputs, outputNames, transfer, queuedAtMs, crash }: InstanceRun) {
+    run({ inputs, outputNames, transfer, queuedAtMs, crash, sequence }: InstanceRun) {
       if (closing || !thread.sessions.has(sessionId) || thread.ended) {
         const why = thread.exitReason ? `: ${thread.exitReason}` : "";
         return Promise.reject(
@@ -186,6 +200,7 @@ export async function startWebGpuInstance(options: ModelInstanceOptions): Promis
       const id = nextRunId++;
       return new Promise<InstanceRunResult>((resolve, reject) => {
         thread.runs.set(id, { sessionId, resolve, reject });
+        const setup = sequence !== undefined && sequence.setup !== sentSetup ? sequence.setup : undefined;
         const message: ToExecutor = {
           type: "run",
           sessionId,
@@ -194,9 +209,11 @@ export async function startWebGpuInstance(options: ModelInstanceOptions): Promis
           outputNames,
           ...(queuedAtMs !== undefined ? { queuedAtMs } : {}),
           ...(crash ? { crash: true } : {}),
+          ...(sequence !== undefined ? { sequence: sequenceRun(sequence, setup) } : {}),
         };
         try {
           thread.worker.postMessage(message, [...transfer]);
+          if (setup !== undefined) sentSetup = setup;
         } catch (error) {
           thread.runs.delete(id);
           reject(

@@ -1,20 +1,27 @@
 /**
  * A model instance that owns its own worker thread and one onnxruntime-node session in it (CPU, or CUDA
- * on one device). Runs one batch at a time; when the worker dies (crash, process.exit in native code,
- * termination) every batch it held fails with INTERNAL and the exit handler tells the pool, which
- * replaces it.
+ * on one device), and a sequence model's states in that thread. Runs one batch at a time; when the worker
+ * dies (crash, process.exit in native code, termination) every batch it held fails with INTERNAL and the
+ * exit handler tells the pool, which replaces it.
  */
 import { ServerError } from "../core/server-error.js";
 import { spawnThread } from "../core/spawn-thread.js";
 import { decodeResult, type SlotIo, slotIo } from "./batch-slot-codec.js";
 import { createBatchSlots } from "./batch-slots.js";
 import { createInstanceQueue } from "./instance-queue.js";
-import type { InstanceRun, ModelInstance, ModelInstanceOptions, StartedInstance } from "./instance-types.js";
+import {
+  type InstanceRun,
+  type ModelInstance,
+  type ModelInstanceOptions,
+  type StartedInstance,
+  sequenceRun,
+} from "./instance-types.js";
 import { keepOnnxRuntimeTelemetryOff } from "./onnxruntime-telemetry.js";
 import type {
   FromWorker,
   InstanceRunResult,
   InstanceWorkerData,
+  SequenceStateSetup,
   SessionInit,
   ToWorker,
 } from "./worker-protocol.js";
@@ -52,6 +59,8 @@ export function startWorkerInstance(
   let exited = false;
   let exitReason = "";
   let exitHandler = options.onExit;
+  /** The sequence states' setup this thread has been sent (it keeps the states: sent once). */
+  let sentSetup: SequenceStateSetup | undefined;
 
   const failPending = (reason: string) => {
     for (const { reject } of pending.values()) {
@@ -70,7 +79,7 @@ export function startWorkerInstance(
     setExitHandler(handler) {
       exitHandler = handler;
     },
-    run({ inputs, outputNames, transfer, queuedAtMs, crash }: InstanceRun) {
+    run({ inputs, outputNames, transfer, queuedAtMs, crash, sequence }: InstanceRun) {
       if (exited || closing) {
         return Promise.reject(
           new ServerError(
@@ -82,11 +91,14 @@ export function startWorkerInstance(
       const id = nextId++;
       return new Promise<InstanceRunResult>((resolve, reject) => {
         const queued = queuedAtMs !== undefined ? { queuedAtMs } : {};
+        const setup = sequence !== undefined && sequence.setup !== sentSetup ? sequence.setup : undefined;
+        const rows = sequence === undefined ? {} : { sequence: sequenceRun(sequence, setup) };
         let slot: number | undefined;
         try {
-          // Small numeric batches cross as a slot's number; the rest (and the crash hook) as a RunMessage.
-          if (!crash && transfer.length === 0 && io !== undefined) {
-            slot = slots.claim({ id, inputs, outputNames, ...queued }, io);
+          // Small numeric batches cross as a slot's number; the rest (the crash hook, a states' setup) as a
+          // RunMessage.
+          if (!crash && transfer.length === 0 && io !== undefined && setup === undefined) {
+            slot = slots.claim({ id, inputs, outputNames, ...queued, ...rows }, io);
           }
           pending.set(id, { resolve, reject, slot });
           if (slot !== undefined) {
@@ -99,8 +111,10 @@ export function startWorkerInstance(
               outputNames,
               ...queued,
               ...(crash ? { crash: true } : {}),
+              ...rows,
             };
             sendMessage(message, [...transfer]);
+            if (setup !== undefined) sentSetup = setup;
           }
         } catch (error) {
           pending.delete(id);

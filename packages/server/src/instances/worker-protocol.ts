@@ -7,8 +7,8 @@
  * of the instance's SharedArrayBuffer and what crosses is the slot's number, in the instance's queue
  * (batch-slots.ts, instance-queue.ts); replies that fit come back as the slot's number by message.
  */
-import type { OrtTensorType } from "@tbench/proto";
-import type { BytesData } from "../core/types.js";
+import type { Datatype, OrtTensorType } from "@tbench/proto";
+import type { BytesData, TensorData } from "../core/types.js";
 
 /**
  * A tensor as it crosses the thread boundary: numeric data in an owned TypedArray, strings (BYTES) as
@@ -32,6 +32,56 @@ export interface InstanceRunResult {
    * sent while its instance was still running another (an instance that holds two batches at once).
    */
   readonly waitNs?: number;
+  /**
+   * A sequence batch whose model has a state with variable dims: each state output's dims without the batch
+   * dimension, in setup order (the next request's state has that shape; rows of a batch must agree on it).
+   */
+  readonly stateDims?: readonly (readonly number[])[];
+}
+
+/** One implicit state of a sequence model, as the thread that keeps it needs it. */
+export interface SequenceStateInit {
+  readonly inputName: string;
+  readonly outputName: string;
+  readonly datatype: Datatype;
+  /** Config dims without the batch dimension (-1: variable; the state output's shape decides). */
+  readonly dims: readonly number[];
+  /** The shape a sequence's first request gets. */
+  readonly initialDims: readonly number[];
+  /** initial_state's bytes from its file (initialDims' elements); zeros when undefined. */
+  readonly initial?: TensorData;
+}
+
+/**
+ * What the thread that owns a sequence model's session needs to keep its states: sent once per session,
+ * with the first sequence batch it runs (the handle remembers; a replacement is a new handle).
+ */
+export interface SequenceStateSetup {
+  /** Slots of the instance's batcher: the store holds at most this many sequences' states. */
+  readonly slots: number;
+  /** Whether tensors have the batch dimension (max_batch_size > 0). */
+  readonly batching: boolean;
+  readonly states: readonly SequenceStateInit[];
+}
+
+/** A live row of a sequence batch. */
+export interface SequenceRow {
+  /** The batcher's slot the row's sequence holds: its state is the slot's. */
+  readonly slot: number;
+  /** START: the state starts from its initial value (whatever the slot held is dropped). */
+  readonly start: boolean;
+  /** END: the slot's state is dropped with this batch. */
+  readonly end: boolean;
+}
+
+/** What a sequence batch tells the thread about its rows, beside the model inputs and controls. */
+export interface SequenceRun {
+  /** Per batch row: its slot, or null for a padding row (initial state in, its outputs dropped). */
+  readonly rows: readonly (SequenceRow | null)[];
+  /** Slots freed without an END since the instance's last batch (idle timeout, cancel): states dropped. */
+  readonly released?: readonly number[];
+  /** The states' setup: only with the session's first sequence batch. */
+  readonly setup?: SequenceStateSetup;
 }
 
 /** The onnxruntime execution providers an instance can run on. */
@@ -73,6 +123,8 @@ export interface RunMessage {
   readonly queuedAtMs?: number;
   /** Test hook: exit the thread instead of running (simulates a native crash). */
   readonly crash?: boolean;
+  /** A sequence batch: the thread feeds the states it keeps and keeps the state outputs (never sent back). */
+  readonly sequence?: SequenceRun;
 }
 
 /**

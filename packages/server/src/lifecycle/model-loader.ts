@@ -295,6 +295,8 @@ async function loadOnnxVersion(
         // instance's thread, so the session never idles for a round trip to the main thread.
         depth: spec.dynamicBatching === undefined ? 2 : 1,
         onIdle: () => scheduler?.instanceIdle(),
+        // A sequence model's states live in its instances' threads: the batcher learns which are gone.
+        onInstanceLost: (loss) => scheduler?.instanceLost?.(loss),
         onUnavailable: (reason) => {
           // Every instance died: the version goes UNAVAILABLE and nothing queued for it may wait forever.
           const error = new ServerError("INTERNAL", reason);
@@ -320,6 +322,7 @@ async function loadOnnxVersion(
           initialStates,
           labels,
           maxPendingRequests: ctx.maxPendingRequests,
+          crashParameter: ctx.crashParameter,
         })
       : createModelScheduler({
           spec,

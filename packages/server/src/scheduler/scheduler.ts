@@ -6,6 +6,7 @@
  */
 import type { ServerError } from "../core/server-error.js";
 import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
+import type { InstanceLoss } from "../instances/instance-pool.js";
 import type { TensorSpec } from "../repository/model-spec.js";
 import type { ModelStatsCollector } from "../stats/model-stats.js";
 
@@ -45,10 +46,18 @@ export interface Scheduler {
   destroy(): Promise<void>;
 }
 
-/** A scheduler that runs batches on a version's instance pool: told when an instance frees up or all died. */
+/**
+ * A scheduler that runs batches on a version's instance pool: told when an instance frees up, when one
+ * dies, and when all died.
+ */
 export interface InstanceScheduler extends Scheduler {
   /** An instance became idle. */
   instanceIdle(): void;
+  /**
+   * An instance died (and is being replaced, or not): what its thread kept for the scheduler is gone. Only
+   * schedulers that keep something there listen (the sequence batcher's states).
+   */
+  instanceLost?(loss: InstanceLoss): void;
   /**
    * No instance can run a batch again (every one died): fails every queued request and every later one with
    * `error`. Batches already running are answered as their instances answer them.

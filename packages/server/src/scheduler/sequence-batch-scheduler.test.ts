@@ -3,14 +3,18 @@
  * L0_implicit_state) as the expected values: running sums, batch statistics with padding rows, backlog,
  * idle reaping, backlog timeouts, START conflicts, and the control values each row gets. The fake pool
  * computes what the bundled models compute: OUTPUT = INPUT + INPUT_STATE (the accumulator) and echoes the
- * controls, and records every batch.
+ * controls, and records every batch. Each fake instance keeps its states as an instance thread does, in a
+ * real state store of its own: a batch run on another instance than its batcher's would not find them.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseModelConfig } from "@tbench/proto";
 import type { Logger } from "../core/logger.js";
 import type { InferenceRequest, InferenceResponse, SequenceFlags } from "../core/types.js";
-import type { ThreadTensor } from "../instances/worker-protocol.js";
+import type { InstanceLoss, PoolRunTarget } from "../instances/instance-pool.js";
+import { type InstanceRun, sequenceRun } from "../instances/instance-types.js";
+import { createSequenceStateStore, type SequenceStateStore } from "../instances/sequence-state-store.js";
+import type { SequenceStateSetup, ThreadTensor } from "../instances/worker-protocol.js";
 import { validateRequest } from "../lifecycle/request-validation.js";
 import { normalizeModelConfig } from "../repository/config-normalize.js";
 import { validateSchedulingConfig } from "../repository/config-validate.js";
@@ -53,12 +57,26 @@ interface Row {
   readonly corrId: bigint;
 }
 
+/** A fake instance: the thread-side state store a real instance keeps, and whether it got the setup. */
+interface FakeInstance {
+  readonly store: SequenceStateStore;
+  sentSetup: SequenceStateSetup | undefined;
+}
+
 interface Harness {
   readonly clock: FakeClock;
   readonly batches: Row[][];
   readonly warnings: string[];
   readonly stats: ReturnType<typeof createModelStats>;
   readonly scheduler: ReturnType<typeof createSequenceBatchScheduler>;
+  /** The instance each batch ran on, in batch order. */
+  readonly ranOn: number[];
+  /** The fake instances by index (their state stores). */
+  readonly instances: FakeInstance[];
+  /** Kills instance `index`: its states go, and the scheduler is told as the pool tells it. */
+  kill(index: number, replacing?: boolean): void;
+  /** Whether the fake instances take batches (false: requests stay queued); true tells the scheduler. */
+  setIdle(idle: boolean): void;
   /** Sends one request of a sequence; resolves with OUTPUT[0]. */
   send(value: number, sequence: Partial<SequenceFlags>, extra?: Partial<InferenceRequest>): Promise<number>;
   /** Lets queued microtasks (passes, fake runs) finish. */
@@ -88,12 +106,25 @@ function harness(
     error: () => {},
   } as unknown as Logger;
   const input = (inputs: readonly ThreadTensor[], name: string) => inputs.find((t) => t.name === name)!.data;
+  const fresh = (): FakeInstance => ({ store: createSequenceStateStore(), sentSetup: undefined });
+  const fakes = Array.from({ length: instances }, fresh);
+  const ranOn: number[] = [];
+  let idle = true;
   const pool = {
-    hasIdle: () => true,
+    hasIdleInstance: () => idle,
     close: async () => {},
-    async run(batch: { inputs: readonly ThreadTensor[] }) {
+    async run(batch: InstanceRun, target: PoolRunTarget) {
+      ranOn.push(target.instance);
+      const fake = fakes[target.instance]!;
+      // What the instance's handle and thread do with a sequence batch (worker-instance, session-runner).
+      const sequence = batch.sequence!;
+      const run = sequenceRun(sequence, sequence.setup === fake.sentSetup ? undefined : sequence.setup);
+      fake.sentSetup = sequence.setup;
+      const { feeds, outputNames } = fake.store.begin(run);
+      assert.deepEqual(outputNames, ["OUTPUT_STATE"]);
+      assert.deepEqual(batch.outputNames, ["OUTPUT"], "state outputs are the thread's, never asked back");
       const values = input(batch.inputs, "INPUT") as Int32Array;
-      const state = input(batch.inputs, "INPUT_STATE") as Int32Array;
+      const state = feeds.find((f) => f.name === "INPUT_STATE")!.data as Int32Array;
       const starts = input(batch.inputs, "START") as Int32Array;
       const ends = input(batch.inputs, "END") as Float32Array;
       const readies = input(batch.inputs, "READY") as Uint8Array;
@@ -111,11 +142,9 @@ function harness(
       const sum = new Int32Array(rows);
       for (let i = 0; i < rows; i++) sum[i] = values[i]! + state[i]!;
       const dims = maxBatchSize > 0 ? [rows, 1] : [1];
+      fake.store.keep(run, (name) => (name === "OUTPUT_STATE" ? { dims, data: sum.slice() } : undefined));
       return {
-        outputs: [
-          { name: "OUTPUT", ortType: "int32", dims, data: sum },
-          { name: "OUTPUT_STATE", ortType: "int32", dims, data: sum.slice() },
-        ],
+        outputs: [{ name: "OUTPUT", ortType: "int32" as const, dims, data: sum }],
         inputNs: 0,
         inferNs: 0,
         outputNs: 0,
@@ -138,6 +167,22 @@ function harness(
     warnings,
     stats,
     scheduler,
+    ranOn,
+    instances: fakes,
+    kill(index, replacing = true) {
+      fakes[index] = fresh();
+      const loss: InstanceLoss = {
+        index,
+        name: `seq_${index}`,
+        reason: "worker exited with code 70",
+        replacing,
+      };
+      scheduler.instanceLost?.(loss);
+    },
+    setIdle(value) {
+      idle = value;
+      if (value) scheduler.instanceIdle();
+    },
     async send(value, sequence, extra = {}) {
       const request: InferenceRequest = {
         model: "seq",
@@ -345,6 +390,123 @@ describe("sequence batcher: several instances", () => {
       ],
     );
     assert.equal(h.stats.statistics().inference_count, 12);
+    await h.scheduler.close();
+  });
+});
+
+describe("sequence batcher: states live in the batcher's instance", () => {
+  it("batcher b's batches run on instance b, whose store alone keeps its sequences' states", async () => {
+    const h = harness(2, "direct { }", "", 2);
+    const sums = await Promise.all([1, 2, 3, 4].map((n) => runSequence(h, BigInt(n), [n, n * 10, n * 100])));
+    assert.deepEqual(sums, [111, 222, 333, 444]);
+    // Sequences 1 and 3 hold instance 0's slots, 2 and 4 instance 1's: every batch ran where its rows' are.
+    h.batches.forEach((batch, i) => {
+      const expected = batch.every((row) => row.corrId === 0n || row.corrId % 2n === 1n) ? 0 : 1;
+      assert.equal(h.ranOn[i], expected, `batch ${i} (${batch.map((row) => row.corrId)})`);
+    });
+    for (const fake of h.instances)
+      assert.deepEqual(fake.store.held(), { slots: 0, bytes: 0 }, "END dropped all");
+    await h.scheduler.close();
+  });
+
+  it("END drops the state in the instance; an idle-reaped sequence's goes with the instance's next batch", async () => {
+    const h = harness(2);
+    const store = () => h.instances[0]!.store.held();
+    assert.equal(await h.send(1, { id: 1n, start: true }), 1);
+    assert.equal(await h.send(2, { id: 2n, start: true }), 2);
+    assert.deepEqual(store(), { slots: 2, bytes: 8 });
+    assert.equal(await h.send(5, { id: 2n, end: true }), 7);
+    assert.deepEqual(store(), { slots: 1, bytes: 4 });
+    h.clock.advanceUs(5_000_000);
+    await h.settle();
+    assert.deepEqual(store(), { slots: 1, bytes: 4 }, "reaped on the main thread; the instance learns next");
+    assert.equal(await h.send(9, { id: 3n, start: true, end: true }), 9);
+    assert.deepEqual(store(), { slots: 0, bytes: 0 });
+    await h.scheduler.close();
+  });
+});
+
+describe("sequence batcher: an instance that dies", () => {
+  const lost = (id: number, instance = 0) => ({
+    status: "INTERNAL",
+    message:
+      `inference request for sequence ${id} to model 'seq' cannot continue: its state was lost when model ` +
+      `instance 'seq_${instance}' died (worker exited with code 70); start the sequence again with the START flag`,
+  });
+
+  it("its sequences' next requests fail with the loss until START; the other instance's go on", async () => {
+    const h = harness(2, "direct { }", "", 2);
+    // Sequences 1 and 3 on instance 0, 2 on instance 1.
+    assert.deepEqual(
+      await Promise.all([1, 2, 3].map((n) => h.send(n, { id: BigInt(n), start: true }))),
+      [1, 2, 3],
+    );
+    h.kill(0);
+    await assert.rejects(h.send(10, { id: 1n }), lost(1));
+    await assert.rejects(h.send(10, { id: 1n }), lost(1), "every request, not only the first");
+    await assert.rejects(h.send(10, { id: 3n, end: true }), lost(3));
+    await assert.rejects(
+      h.send(10, { id: 3n }),
+      /must specify the START flag on the first request of the sequence/,
+      "its END ended it",
+    );
+    assert.equal(await h.send(20, { id: 2n, end: true }), 22, "instance 1 kept its state");
+    assert.equal(await h.send(7, { id: 5n, start: true }), 7, "a new sequence is served");
+    assert.equal(await h.send(4, { id: 1n, start: true }), 4, "START begins it again");
+    assert.equal(await h.send(4, { id: 1n, end: true }), 8);
+    assert.equal(h.stats.metrics().failuresByReason["BACKEND"], 3);
+    await h.scheduler.close();
+  });
+
+  it("a lost sequence's queued requests fail at once; a START queued after them goes on with a new state", async () => {
+    const h = harness(2);
+    assert.equal(await h.send(1, { id: 1n, start: true }), 1);
+    assert.equal(await h.send(1, { id: 2n, start: true }), 1);
+    h.setIdle(false);
+    const queued = h.send(10, { id: 1n });
+    const restarted = h.send(100, { id: 1n, start: true });
+    const waiting = h.send(5, { id: 9n, start: true, end: true });
+    await h.settle();
+    h.kill(0);
+    await assert.rejects(queued, lost(1));
+    h.setIdle(true);
+    assert.equal(await restarted, 100);
+    assert.equal(await waiting, 5, "a START waiting in the backlog takes the freed slot");
+    await assert.rejects(h.send(1, { id: 2n }), lost(2));
+    await h.scheduler.close();
+  });
+
+  it("a sequence whose START has not run yet keeps its slot and runs on the replacement", async () => {
+    const h = harness(2);
+    h.setIdle(false);
+    const first = h.send(3, { id: 1n, start: true });
+    await h.settle();
+    h.kill(0);
+    h.setIdle(true);
+    assert.equal(await first, 3);
+    assert.equal(await h.send(4, { id: 1n, end: true }), 7);
+    await h.scheduler.close();
+  });
+
+  it("not replaced: its batcher takes no sequence again; its waiting ones move to the other instance", async () => {
+    const h = harness(2, "direct { }", "", 2);
+    assert.equal(await h.send(1, { id: 1n, start: true }), 1);
+    h.setIdle(false);
+    // Slot 0 of instance 1 for sequence 2, slot 1 of instance 0 for sequence 3: neither ran yet.
+    const second = h.send(2, { id: 2n, start: true });
+    const third = h.send(3, { id: 3n, start: true });
+    await h.settle();
+    h.kill(0, false);
+    await assert.rejects(h.send(1, { id: 1n }), lost(1));
+    h.setIdle(true);
+    assert.deepEqual(await Promise.all([second, third]), [2, 3]);
+    assert.deepEqual(
+      await Promise.all([h.send(30, { id: 3n, end: true }), h.send(20, { id: 2n, end: true })]),
+      [33, 22],
+    );
+    assert.equal(await h.send(5, { id: 4n, start: true, end: true }), 5);
+    const after = h.ranOn.slice(1);
+    assert.ok(after.length > 0 && after.every((instance) => instance === 1), `ran on ${after}`);
     await h.scheduler.close();
   });
 });

@@ -10,8 +10,13 @@
  *  - oldest: the next request of each candidate sequence (one in flight per sequence) goes through
  *    Triton's dynamic batching decision (preferred sizes, queue delay); no padding rows.
  * The model gets the control inputs (START, END, READY, CORRID) and the states as inputs of its own; a
- * state output becomes the sequence's state for its next request. A sequence idle for
- * `max_sequence_idle_microseconds` loses its slot (its next request needs START). Errors use Triton's words.
+ * state output becomes the sequence's state for its next request. The states live in the thread of the
+ * batcher's instance (batcher b runs on instance b only; instances/sequence-state-store.ts): a batch
+ * names each row's slot, START and END, and the main thread never holds or copies a state. A sequence idle
+ * for `max_sequence_idle_microseconds` loses its slot (its next request needs START); the thread drops
+ * its state with the instance's next batch. When an instance dies, the sequences whose states it held
+ * fail their next request (INTERNAL, naming the instance) until they START again, and their slots go to
+ * the backlog; an instance not replaced takes no new sequence. Errors use Triton's words.
  */
 import type { Clock, TimerHandle } from "../core/clock.js";
 import { markFailedAfterIssue } from "../core/failed-after-issue.js";
@@ -19,28 +24,36 @@ import { logRequest } from "../core/log-request.js";
 import type { Logger } from "../core/logger.js";
 import { ServerError } from "../core/server-error.js";
 import type { InferenceResponse, Tensor, TensorData } from "../core/types.js";
-import type { InstancePool } from "../instances/instance-pool.js";
+import type { InstanceLoss, InstancePool } from "../instances/instance-pool.js";
+import type { SequenceRow } from "../instances/worker-protocol.js";
 import type { ModelSpec } from "../repository/model-spec.js";
 import type { SequenceBatchingSpec } from "../repository/sequence-batching.js";
 import type { ExecutionTimes, FailureReason, ModelStatsCollector } from "../stats/model-stats.js";
 import { assembleBatch, splitOutputs } from "./batch-assembly.js";
 import { classify } from "./classification.js";
-import { type BatchableEntry, decideBatch } from "./dynamic-batcher.js";
-import type { InstanceScheduler, SecondaryStats, ValidatedRequest } from "./scheduler.js";
+import { decideBatch } from "./dynamic-batcher.js";
+import type { InstanceScheduler } from "./scheduler.js";
 import {
-  controlTensors,
-  type RowFlags,
-  type StateValue,
-  stateRows,
-  stateShapeKey,
-  stateTensor,
-  zeroData,
-} from "./sequence-tensors.js";
+  type Backlog,
+  type Batcher,
+  createBatchers,
+  keyOf,
+  type LostSequence,
+  lostStateError,
+  PADDING,
+  type Place,
+  paddingOf,
+  type Request,
+  type Slot,
+  shapeKeyOf,
+} from "./sequence-slots.js";
+import { sequenceStateSetup, stateShapes } from "./sequence-state-setup.js";
+import { controlTensors } from "./sequence-tensors.js";
 
 export interface SequenceBatchSchedulerOptions {
   readonly spec: ModelSpec & { readonly sequenceBatching: SequenceBatchingSpec };
   readonly version: string;
-  readonly pool: Pick<InstancePool, "hasIdle" | "run" | "close">;
+  readonly pool: Pick<InstancePool, "hasIdleInstance" | "run" | "close">;
   /** How many instances serve the version: one batcher each. */
   readonly instanceCount: number;
   readonly clock: Clock;
@@ -55,98 +68,22 @@ export interface SequenceBatchSchedulerOptions {
    * no limit): a client opening sequences without end cannot grow the backlog without bound.
    */
   readonly maxPendingRequests?: number | undefined;
+  /** Test hook: a batch with a request whose `parameters[crashParameter] === true` kills its instance. */
+  readonly crashParameter?: string | undefined;
 }
-
-interface Request extends BatchableEntry {
-  readonly kind: "request";
-  readonly validated: ValidatedRequest;
-  readonly startNs: number;
-  readonly secondary: SecondaryStats | undefined;
-  readonly flags: RowFlags;
-  readonly resolve: (response: InferenceResponse) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** What the idle reaper leaves in a slot's queue: the sequence ends there, its slot is released. */
-interface Release {
-  readonly kind: "release";
-}
-
-type Entry = Request | Release;
-
-interface Slot {
-  readonly batcher: Batcher;
-  readonly index: number;
-  readonly queue: Entry[];
-  /** The sequence that holds the slot, until its END runs or the reaper releases it. */
-  held: boolean;
-  /** A request of the slot's sequence is running (oldest: one in flight per sequence). */
-  inFlight: boolean;
-  /** The slot's sequence's states, by state input name (reset by a START). */
-  states: Map<string, StateValue>;
-}
-
-interface Batcher {
-  readonly index: number;
-  readonly slots: Slot[];
-  running: boolean;
-}
-
-/** A START that found no free slot, and the requests of its sequence that followed it. */
-interface Backlog {
-  /** The sequence's key (its id). */
-  readonly key: string;
-  readonly entries: Request[];
-  /** The earliest arrival + `timeout` of its requests (infinite: none has a timeout). */
-  deadlineNs: number;
-}
-
-/** A sequence's place: the slot it holds, or the backlog it waits in. */
-type Place = { readonly slot: Slot } | { readonly backlog: Backlog };
-
-function keyOf(id: bigint | string): string {
-  return typeof id === "string" ? `s:${id}` : `n:${id}`;
-}
-
-function shapeKeyOf(validated: ValidatedRequest): string {
-  return validated.inputs.map((input) => input.tensor.shape.join(",")).join(";");
-}
-
-/** A padding row's request: the representative's inputs as zeros. */
-function paddingOf(representative: ValidatedRequest): ValidatedRequest {
-  return {
-    ...representative,
-    inputs: representative.inputs.map((input) => ({
-      ...input,
-      tensor: {
-        ...input.tensor,
-        data: zeroData(
-          input.tensor.datatype,
-          input.tensor.shape.reduce((a, b) => a * b, 1),
-        ),
-      },
-    })),
-  };
-}
-
-const PADDING: RowFlags = { ready: false, start: false, end: false, id: 0n };
 
 export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOptions): InstanceScheduler {
   const { spec, version, pool, clock, stats, logger } = options;
   const sequence = spec.sequenceBatching;
   const strategy = sequence.strategy;
   const batching = spec.maxBatchSize > 0;
-  const batchers: Batcher[] = [];
-  for (let b = 0; b < Math.max(1, options.instanceCount); b++) {
-    const batcher: Batcher = { index: b, slots: [], running: false };
-    for (let i = 0; i < sequence.slotsPerInstance; i++) {
-      batcher.slots.push({ batcher, index: i, queue: [], held: false, inFlight: false, states: new Map() });
-    }
-    batchers.push(batcher);
-  }
+  const batchers = createBatchers(options.instanceCount, sequence.slotsPerInstance);
+  const setup = sequenceStateSetup(sequence, batching, options.initialStates);
+  const shapes = stateShapes(sequence);
   const places = new Map<string, Place>();
-  /** When each slot-holding sequence's last request arrived (the idle reaper's clock). */
-  const lastArrivalNs = new Map<string, { slot: Slot; ns: number }>();
+  /** When each slot-holding sequence's last request arrived (the idle reaper's clock), and its id. */
+  const lastArrivalNs = new Map<string, { slot: Slot; ns: number; id: bigint | string }>();
+  const lostSequences = new Map<string, LostSequence>();
   const backlogs: Backlog[] = [];
   let queued = 0;
   let inFlight = 0;
@@ -158,13 +95,6 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
   let passScheduled = false;
   const drainWaiters: (() => void)[] = [];
   stats.setPendingCounter(() => queued);
-
-  const initialState = (name: string): StateValue => {
-    const state = sequence.states.find((s) => s.inputName === name)!;
-    const fromFile = options.initialStates?.get(name);
-    const count = state.initialDims.reduce((a, b) => a * b, 1);
-    return { dims: state.initialDims, data: fromFile ?? zeroData(state.datatype, count) };
-  };
 
   const fail = (entry: Request, error: unknown, reason: FailureReason) => {
     queued--;
@@ -182,24 +112,35 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
     for (let i = 0; i < sequence.slotsPerInstance; i++) {
       for (const batcher of batchers) {
         const slot = batcher.slots[i]!;
-        if (!slot.held) return slot;
+        if (!slot.held && !batcher.retired) return slot;
       }
     }
     return undefined;
   };
 
-  /** The slot's sequence ended (or was reaped): the oldest backlog takes the slot, else it is free. */
-  const releaseSlot = (slot: Slot) => {
-    slot.held = false;
-    const next = backlogs.shift();
-    if (next === undefined) return;
+  /** The backlog `next` takes the free `slot`. */
+  const assign = (slot: Slot, next: Backlog) => {
     slot.held = true;
     slot.queue.push(...next.entries);
     const place = places.get(next.key);
     if (place !== undefined && "backlog" in place && place.backlog === next) {
       places.set(next.key, { slot });
-      lastArrivalNs.set(next.key, { slot, ns: clock.nowNs() });
+      lastArrivalNs.set(next.key, { slot, ns: clock.nowNs(), id: next.entries[0]!.flags.id });
     }
+  };
+
+  /**
+   * The slot's sequence ended (or was reaped): the oldest backlog takes the slot, else it is free. A state
+   * its instance still keeps (no END ran) is dropped with the batcher's next batch.
+   */
+  const releaseSlot = (slot: Slot) => {
+    if (slot.stateful) slot.batcher.released.push(slot.index);
+    slot.stateful = false;
+    slot.stateKey = undefined;
+    slot.held = false;
+    if (slot.batcher.retired) return;
+    const next = backlogs.shift();
+    if (next !== undefined) assign(slot, next);
   };
 
   /** Fails a cancelled request at the front of a slot, and with it the rest of its sequence. */
@@ -277,6 +218,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       forget(key);
       slot.queue.push({ kind: "release" });
     }
+    for (const [key, lost] of lostSequences) if (lost.untilNs <= now) lostSequences.delete(key);
     return next;
   };
 
@@ -316,7 +258,10 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
     });
   };
 
-  /** Runs one batch of `rows` (undefined: a padding row) on `batcher`'s behalf. */
+  /**
+   * Runs one batch of `rows` (undefined: a padding row) on `batcher`'s instance, where the rows' states
+   * are: the batch carries each row's slot, START and END, and the thread feeds and keeps the states.
+   */
   const dispatch = (
     batcher: Batcher,
     rows: readonly (Request | undefined)[],
@@ -334,52 +279,46 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       for (const r of rows) if (r) fail(r, error, "BACKEND");
       return;
     }
-    const states = sequence.states.map((state) =>
-      stateTensor(
-        state.inputName,
-        state.datatype,
-        rows.map((r, i) => {
-          const slot = slots[i];
-          if (r === undefined || slot === undefined) return initialState(state.inputName);
-          if (r.flags.start) slot.states.delete(state.inputName);
-          return slot.states.get(state.inputName) ?? initialState(state.inputName);
-        }),
-        batching,
-      ),
-    );
-    const outputNames = [
-      ...new Set([
-        ...validated.flatMap((v) => v.outputs.map((o) => o.name)),
-        ...sequence.states.map((s) => s.outputName),
-      ]),
-    ];
+    const sequenceRows = rows.map((r, i): SequenceRow | null => {
+      const slot = slots[i];
+      return r === undefined || slot === undefined
+        ? null
+        : { slot: slot.index, start: r.flags.start, end: r.flags.end };
+    });
+    // The state outputs are the thread's to keep: only what the requests asked for comes back.
+    const outputNames = [...new Set(validated.flatMap((v) => v.outputs.map((o) => o.name)))];
+    const hook = options.crashParameter;
+    const crash = hook !== undefined && rows.some((r) => r?.validated.request.parameters?.[hook] === true);
     const assembleNs = (performance.now() - t0) * 1e6;
     batcher.running = true;
     inFlight++;
     for (const slot of slots) if (slot) slot.inFlight = true;
+    const released = batcher.released.splice(0);
     pool
-      .run({
-        inputs: [...inputs.inputs, ...controlTensors(sequence.controls, flags, batching), ...states],
-        outputNames,
-        transfer: inputs.transfer,
-      })
+      .run(
+        {
+          inputs: [...inputs.inputs, ...controlTensors(sequence.controls, flags, batching)],
+          outputNames,
+          transfer: inputs.transfer,
+          sequence: { setup, rows: sequenceRows, ...(released.length > 0 ? { released } : {}) },
+          ...(crash ? { crash: true } : {}),
+        },
+        { instance: batcher.index },
+      )
       .then(
         (result) => {
           const t1 = performance.now();
-          const stateNames = new Set(sequence.states.map((s) => s.outputName));
           let perRow: Tensor[][];
           try {
-            perRow = splitOutputs(
-              spec,
-              validated,
-              result.outputs.filter((o) => !stateNames.has(o.name)),
-            );
-            for (const state of sequence.states) {
-              const output = result.outputs.find((o) => o.name === state.outputName);
-              if (output === undefined) continue;
-              const values = stateRows(output, rows.length, batching);
+            perRow = splitOutputs(spec, validated, result.outputs);
+            // States with variable dims: the next request of each sequence has the shape the model gave.
+            const dims = result.stateDims;
+            if (shapes !== undefined && dims !== undefined) {
+              const key = shapes.keyOf(dims);
               rows.forEach((r, i) => {
-                if (r !== undefined) slots[i]?.states.set(state.inputName, values[i]!);
+                const slot = slots[i];
+                if (r !== undefined && slot !== undefined && !r.flags.end && slot.stateful)
+                  slot.stateKey = key;
               });
             }
           } catch (error) {
@@ -415,11 +354,23 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       });
   };
 
-  /** Takes the front request of `slot` into a batch; its END releases the slot. */
+  /**
+   * Takes the front request of `slot` into a batch: its state is in the instance from now (a START
+   * resets it there); its END drops the state with the batch and releases the slot.
+   */
   const take = (slot: Slot): Request => {
     const entry = slot.queue.shift() as Request;
+    if (entry.flags.start) slot.stateKey = undefined;
+    slot.stateful = !entry.flags.end;
     if (entry.flags.end) releaseSlot(slot);
     return entry;
+  };
+
+  /** The shape key of the states the front request of `slot` gets ("" when states have fixed dims). */
+  const stateKeyOf = (slot: Slot): string => {
+    if (shapes === undefined) return "";
+    const front = slot.queue[0] as Request;
+    return front.flags.start ? shapes.initialKey : (slot.stateKey ?? shapes.initialKey);
   };
 
   /** Direct: the batch is the slots up to the highest one with a request. Returns when to look again. */
@@ -434,15 +385,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       if (share < utilization && now - oldest < delayNs) return oldest + delayNs;
     }
     // Rows of one batch agree on their input and state shapes; a slot that does not waits as padding.
-    const rowKey = (slot: Slot) => {
-      const front = slot.queue[0] as Request;
-      const states = sequence.states.map((s) =>
-        stateShapeKey(
-          (front.flags.start ? undefined : slot.states.get(s.inputName)) ?? initialState(s.inputName),
-        ),
-      );
-      return `${front.shapeKey}|${states.join("|")}`;
-    };
+    const rowKey = (slot: Slot) => `${(slot.queue[0] as Request).shapeKey}|${stateKeyOf(slot)}`;
     const key = rowKey(ready[0]!);
     const highest = ready.at(-1)!.index;
     const rows: (Request | undefined)[] = [];
@@ -460,10 +403,13 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
   /** Oldest: the next request of each candidate sequence not in flight, batched as the dynamic batcher does. */
   const passOldest = (batcher: Batcher, now: number): number => {
     if (strategy.kind !== "oldest") return Number.POSITIVE_INFINITY;
-    const candidates = batcher.slots
+    const waiting = batcher.slots
       .filter((slot) => !slot.inFlight && slot.queue[0]?.kind === "request")
       .sort((a, b) => (a.queue[0] as Request).enqueueNs - (b.queue[0] as Request).enqueueNs);
-    if (candidates.length === 0) return Number.POSITIVE_INFINITY;
+    if (waiting.length === 0) return Number.POSITIVE_INFINITY;
+    // Rows of one batch agree on their states' shapes (the requests' own shapes the batcher checks).
+    const stateKey = stateKeyOf(waiting[0]!);
+    const candidates = waiting.filter((slot) => stateKeyOf(slot) === stateKey);
     const bySlot = new Map(candidates.map((slot) => [slot.queue[0] as Request, slot]));
     const decision = decideBatch(
       candidates.map((slot) => slot.queue[0] as Request),
@@ -488,7 +434,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
     let wake = Math.min(expireBacklogs(now), reap(now));
     for (const batcher of batchers) {
       for (const slot of batcher.slots) settleFront(slot);
-      if (batcher.running || !pool.hasIdle()) continue;
+      if (batcher.running || batcher.retired || !pool.hasIdleInstance(batcher.index)) continue;
       wake = Math.min(wake, strategy.kind === "direct" ? passDirect(batcher, now) : passOldest(batcher, now));
     }
     armTimer(wake);
@@ -501,9 +447,87 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
     queueMicrotask(pass);
   }
 
-  const refuse = (startNs: number, error: ServerError): Promise<never> => {
-    stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
+  const refuse = (startNs: number, error: ServerError, reason: FailureReason = "OTHER"): Promise<never> => {
+    stats.requestFailed(clock.nowNs() - startNs, reason, clock.epochMs());
     return Promise.reject(error);
+  };
+
+  /** The sequence holding `slot`, if it is still live (its END not yet submitted, not reaped). */
+  const holderOf = (slot: Slot) => {
+    for (const [key, held] of lastArrivalNs) if (held.slot === slot) return { key, id: held.id };
+    return undefined;
+  };
+
+  /**
+   * Requests that held a slot of an instance that will not come back wait for another batcher's slot, at
+   * the front of the backlog (they were admitted first).
+   */
+  const requeue = (slot: Slot, requests: Request[]) => {
+    const holder = holderOf(slot);
+    const key = holder?.key ?? keyOf(requests[0]!.flags.id);
+    const deadlines = requests
+      .filter((entry) => entry.requestTimeoutUs > 0)
+      .map((entry) => entry.enqueueNs + entry.requestTimeoutUs * 1000);
+    const backlog: Backlog = {
+      key,
+      entries: requests,
+      deadlineNs: Math.min(Number.POSITIVE_INFINITY, ...deadlines),
+    };
+    backlogs.unshift(backlog);
+    if (holder !== undefined) {
+      lastArrivalNs.delete(key);
+      places.set(key, { backlog });
+    }
+  };
+
+  /**
+   * Instance `loss.index` died: the states its thread kept are gone. A sequence whose state was there
+   * (a request of it ran or was running) fails its queued requests and its next ones with the loss, until
+   * it STARTs again (a START already queued goes on, with a new state); its slot goes to the backlog. A
+   * sequence that holds a slot but never ran keeps its place. An instance that is not replaced retires its
+   * batcher: its sequences wait for another batcher's slots.
+   */
+  const instanceLost = (loss: InstanceLoss) => {
+    const batcher = batchers[loss.index];
+    if (batcher === undefined || abandoned) return;
+    batcher.released = [];
+    if (!loss.replacing) batcher.retired = true;
+    const untilNs = clock.nowNs() + sequence.maxSequenceIdleUs * 1000;
+    for (const slot of batcher.slots) {
+      if (!slot.held) continue;
+      let kept = slot.queue.splice(0);
+      if (slot.stateful) {
+        const restart = kept.findIndex((entry) => entry.kind === "request" && entry.flags.start);
+        const gone = restart < 0 ? kept : kept.slice(0, restart);
+        kept = restart < 0 ? [] : kept.slice(restart);
+        for (const entry of gone) {
+          if (entry.kind !== "request") continue;
+          fail(entry, lostStateError(entry.flags.id, spec.name, loss), "BACKEND");
+        }
+        const holder = holderOf(slot);
+        if (restart < 0 && holder !== undefined) {
+          forget(holder.key);
+          lostSequences.set(holder.key, { loss, untilNs });
+        }
+        slot.stateful = false;
+        slot.stateKey = undefined;
+      }
+      const requests = kept.filter((entry): entry is Request => entry.kind === "request");
+      if (batcher.retired) {
+        slot.held = false;
+        if (requests.length > 0) requeue(slot, requests);
+      } else if (requests.length === 0) {
+        for (const [key, held] of lastArrivalNs) if (held.slot === slot) forget(key);
+        releaseSlot(slot);
+      } else {
+        slot.queue.push(...kept);
+      }
+    }
+    // Requeued sequences take any free slot of the other batchers now.
+    for (let slot = freeSlot(); slot !== undefined && backlogs.length > 0; slot = freeSlot()) {
+      assign(slot, backlogs.shift()!);
+    }
+    schedulePass();
   };
 
   const abandon = (error: ServerError) => {
@@ -519,6 +543,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       for (const entry of backlog.entries) fail(entry, error, "BACKEND");
     places.clear();
     lastArrivalNs.clear();
+    lostSequences.clear();
     timer?.cancel();
     timer = undefined;
     checkDrained();
@@ -579,6 +604,13 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
         );
       }
       const key = keyOf(id);
+      const lost = lostSequences.get(key);
+      if (lost !== undefined && !start && lost.untilNs > clock.nowNs()) {
+        // Its END ends it: later requests without START get Triton's usual answer.
+        if (end) lostSequences.delete(key);
+        return refuse(startNs, lostStateError(id, model, lost.loss), "BACKEND");
+      }
+      lostSequences.delete(key);
       let place = places.get(key);
       if (place === undefined && !start) {
         return refuse(
@@ -626,7 +658,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
         }
         if ("slot" in place) {
           place.slot.queue.push(entry);
-          lastArrivalNs.set(key, { slot: place.slot, ns: now });
+          lastArrivalNs.set(key, { slot: place.slot, ns: now, id });
         } else {
           place.backlog.entries.push(entry);
           if (entry.requestTimeoutUs > 0) {
@@ -642,6 +674,7 @@ export function createSequenceBatchScheduler(options: SequenceBatchSchedulerOpti
       });
     },
     instanceIdle: schedulePass,
+    instanceLost,
     abandon,
     close() {
       closing ??= drain().then(() => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bytesDataToStrings } from "../core/bytes-data.js";
 import type { BytesData } from "../core/types.js";
-import { controlTensors, stateRows, stateTensor } from "./sequence-tensors.js";
+import { controlTensors } from "./sequence-tensors.js";
 
 const live = (id: bigint | string, start = false, end = false) => ({ ready: true, start, end, id });
 const padding = { ready: false, start: false, end: false, id: 0n };
@@ -47,31 +47,5 @@ describe("control tensors: one value per row, a padding row not ready", () => {
     );
     assert.deepEqual(text!.dims, [1]);
     assert.deepEqual(bytesDataToStrings(text!.data as BytesData), ["seq-α", ""]);
-  });
-});
-
-describe("state rows", () => {
-  it("concatenate into one input and cut back into copies per row", () => {
-    const input = stateTensor(
-      "S",
-      "FP32",
-      [
-        { dims: [2], data: new Float32Array([1, 2]) },
-        { dims: [2], data: new Float32Array([3, 4]) },
-      ],
-      true,
-    );
-    assert.deepEqual(input.dims, [2, 2]);
-    assert.deepEqual([...(input.data as Float32Array)], [1, 2, 3, 4]);
-    const rows = stateRows({ name: "S_OUT", ortType: "float32", dims: [2, 2], data: input.data }, 2, true);
-    assert.deepEqual(
-      rows.map((r) => [r.dims, [...(r.data as Float32Array)]]),
-      [
-        [[2], [1, 2]],
-        [[2], [3, 4]],
-      ],
-    );
-    (input.data as Float32Array)[0] = 99;
-    assert.equal((rows[0]!.data as Float32Array)[0], 1, "a state row is a copy");
   });
 });

@@ -1,13 +1,13 @@
 /**
- * The tensors the sequence batcher adds to a batch and takes out of it, as pure functions: the control
- * inputs (START, END, READY as the configured false/true pair, CORRID in its configured type; one value
- * per row, a padding row not ready), the implicit states (one row per sequence, concatenated for the batch
- * and cut back into rows after it), and the zeros of a padding row. Triton gives a padding row
- * uninitialised inputs; zeros are one such value, and the same on every run.
+ * The tensors the sequence batcher adds to a batch, as pure functions: the control inputs (START, END,
+ * READY as the configured false/true pair, CORRID in its configured type; one value per row, a padding row
+ * not ready), and the zeros of a padding row. Triton gives a padding row uninitialised inputs; zeros are
+ * one such value, and the same on every run. (The implicit states are the instance thread's:
+ * instances/sequence-state-store.ts.)
  */
 import { type Datatype, datatypeInfo, type TensorTypedArray } from "@tbench/proto";
-import { bytesDataFromStrings, concatBytesData, splitBytesData } from "../core/bytes-data.js";
-import type { BytesData, TensorData } from "../core/types.js";
+import { bytesDataFromStrings } from "../core/bytes-data.js";
+import type { TensorData } from "../core/types.js";
 import type { ThreadTensor } from "../instances/worker-protocol.js";
 import type { SequenceControlSpec } from "../repository/sequence-batching.js";
 
@@ -21,18 +21,8 @@ export interface RowFlags {
   readonly id: bigint | string;
 }
 
-/** A tensor of one sequence's state: its shape without the batch dimension, and its data. */
-export interface StateValue {
-  readonly dims: readonly number[];
-  readonly data: TensorData;
-}
-
 function ortTypeOf(datatype: Datatype) {
   return datatypeInfo(datatype)!.ortType!;
-}
-
-function elementsOf(dims: readonly number[]): number {
-  return dims.reduce((a, b) => a * b, 1);
 }
 
 /** `count` zero elements of `datatype` (BYTES: empty strings). */
@@ -84,50 +74,4 @@ export function controlTensors(
     }
     return { name: control.name, ortType: ortTypeOf(control.datatype), dims, data };
   });
-}
-
-/** The rows' states concatenated into one input: [rows, ...dims] (or dims alone without batching). */
-export function stateTensor(
-  name: string,
-  datatype: Datatype,
-  rows: readonly StateValue[],
-  batching: boolean,
-): ThreadTensor {
-  const first = rows[0]!;
-  const dims = batching ? [rows.length, ...first.dims] : [...first.dims];
-  if (datatype === "BYTES") {
-    const data = concatBytesData(rows.map((r) => r.data as BytesData));
-    return { name, ortType: ortTypeOf(datatype), dims, data };
-  }
-  const ctor = datatypeInfo(datatype)!.typedArray as unknown as new (length: number) => TensorTypedArray;
-  const perRow = elementsOf(first.dims);
-  const data = new ctor(perRow * rows.length);
-  const target = data as unknown as { set(values: ArrayLike<unknown>, offset: number): void };
-  for (const [i, row] of rows.entries()) target.set(row.data as unknown as ArrayLike<unknown>, i * perRow);
-  return { name, ortType: ortTypeOf(datatype), dims, data };
-}
-
-/** Cuts a batch's state output into one StateValue per row (copies: a state outlives the batch). */
-export function stateRows(output: ThreadTensor, rows: number, batching: boolean): StateValue[] {
-  const dims = batching ? output.dims.slice(1) : [...output.dims];
-  const perRow = elementsOf(dims);
-  if (!ArrayBuffer.isView(output.data)) {
-    return splitBytesData(
-      output.data,
-      Array.from({ length: rows }, () => perRow),
-    ).map((piece) => ({
-      dims,
-      data: { count: piece.count, wire: piece.wire.slice() },
-    }));
-  }
-  const typed = output.data as TensorTypedArray;
-  return Array.from({ length: rows }, (_, i) => ({
-    dims,
-    data: typed.slice(i * perRow, (i + 1) * perRow) as TensorTypedArray,
-  }));
-}
-
-/** The shape key of a state row: rows of one batch must agree on it. */
-export function stateShapeKey(value: StateValue): string {
-  return value.dims.join(",");
 }
