@@ -13,6 +13,7 @@ export {
   type IdentityDatatype,
   identityModelName,
 } from "./models/identity.js";
+export { buildLargeStateAccumulatorModel } from "./models/sequence.js";
 export { createMulberry32, layerWeights, type Random, uniformFloat32 } from "./prng.js";
 export {
   BUNDLED_MODEL_REPOSITORY,

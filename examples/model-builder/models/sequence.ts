@@ -45,3 +45,26 @@ export function buildSequenceControlsModel(): Uint8Array {
   g.output("OUT_CORRID", "UINT64", ROW);
   return g.build();
 }
+
+/**
+ * A running sum kept in a large state, for the benchmark of where implicit states live
+ * (packages/server/bench/sequences.ts; not a bundled model): INPUT_STATE is INT32 [batch, elements], every
+ * element the sequence's running sum. OUTPUT_STATE = INPUT_STATE + INPUT (broadcast over the row), and
+ * OUTPUT = OUTPUT_STATE[:, 0:1], the running sum, as `sequence_accumulator` answers.
+ */
+export function buildLargeStateAccumulatorModel(elements: number): Uint8Array {
+  const g = createGraphBuilder({
+    name: "sequence_large_state",
+    docString: `OUTPUT_STATE = INPUT_STATE + INPUT over ${elements} elements; OUTPUT = OUTPUT_STATE[:, 0:1]`,
+  });
+  g.input("INPUT", "INT32", ROW);
+  g.input("INPUT_STATE", "INT32", ["batch", elements]);
+  g.initializer("zero", "INT64", [1], new BigInt64Array([0n]));
+  g.initializer("one", "INT64", [1], new BigInt64Array([1n]));
+  g.node("Add", ["INPUT_STATE", "INPUT"], ["OUTPUT_STATE"]);
+  // Slice(data, starts [0], ends [1], axes [1]): the first element of each row.
+  g.node("Slice", ["OUTPUT_STATE", "zero", "one", "one"], ["OUTPUT"]);
+  g.output("OUTPUT", "INT32", ROW);
+  g.output("OUTPUT_STATE", "INT32", ["batch", elements]);
+  return g.build();
+}
