@@ -51,6 +51,13 @@ const LAYER_RULES: Record<string, LayerRule[]> = {
       why: "front ends stand on the same floor: what two of them share belongs in core/",
     })),
   ],
+  client: [
+    {
+      from: ["fetch"],
+      to: ["grpc"],
+      why: "fetch/ is the transport of browsers and edge runtimes: gRPC (@grpc/grpc-js) is Node only",
+    },
+  ],
   // tbench's folders as floors, lowest first: each imports only floors below its own.
   tbench: floorRules(["stats", "load", "measure", "report", "run", "tune", "cli", "."], {
     stats: "stats/ (histograms, moments) serves every floor",

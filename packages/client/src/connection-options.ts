@@ -1,17 +1,9 @@
 /**
- * Options both transports take the same way: authentication and TLS, as types and as the zod schemas that
- * validate them (http/http-client-options.ts and grpc/grpc-client-options.ts build their schemas on these).
+ * TLS options, which the Node transports take the same way (http/ over undici or the wire engine, grpc/):
+ * the type and the zod schema that validates it. Node only: PEM material may be a Buffer. Authentication,
+ * which every transport takes, is in auth-options.ts.
  */
 import { z } from "zod";
-
-/** A hook that sets authentication headers on each request (it may refresh a token first). */
-export type AuthHook = (headers: Record<string, string>) => void | Promise<void>;
-
-/** Built-in authentication, or a hook. */
-export type AuthOptions =
-  | { type: "basic"; username: string; password: string }
-  | { type: "bearer"; token: string }
-  | AuthHook;
 
 /** TLS settings (https URLs, grpcs:// targets; mTLS with `cert` + `key`). */
 export interface TlsOptions {
@@ -28,13 +20,6 @@ export interface TlsOptions {
 }
 
 const pem = z.union([z.string(), z.instanceof(Buffer)]);
-
-/** Validates {@link AuthOptions}. */
-export const authSchema = z.union([
-  z.strictObject({ type: z.literal("basic"), username: z.string(), password: z.string() }),
-  z.strictObject({ type: z.literal("bearer"), token: z.string().min(1) }),
-  z.custom<AuthHook>((v) => typeof v === "function"),
-]);
 
 /** Validates {@link TlsOptions}. */
 export const tlsSchema = z.strictObject({

@@ -8,7 +8,8 @@ export {
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from "@tbench/proto";
-export type { AuthHook, AuthOptions, TlsOptions } from "./connection-options.js";
+export type { AuthHook, AuthOptions } from "./auth-options.js";
+export type { TlsOptions } from "./connection-options.js";
 export type { ServerErrorDetails } from "./error-mapping.js";
 export { errorFromGrpcStatus, errorFromHttpStatus } from "./error-mapping.js";
 export type { ErrorCode, InferenceErrorOptions } from "./errors.js";
@@ -29,6 +30,7 @@ export {
   UnknownError,
   UnsupportedError,
 } from "./errors.js";
+export type { FetchFunction } from "./fetch/fetch-client-options.js";
 export { createGrpcClient } from "./grpc/grpc-client.js";
 export type { GrpcClientOptions } from "./grpc/grpc-client-options.js";
 export type {

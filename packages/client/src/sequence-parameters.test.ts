@@ -8,7 +8,8 @@ import { inference } from "@tbench/proto";
 import { InvalidArgumentError } from "./errors.js";
 import { encodeGrpcInferRequest, encodeGrpcInferRequestWithoutId, withId } from "./grpc/grpc-infer-codec.js";
 import { createHttpClient } from "./http/http-client.js";
-import { encodeInferRequest, encodeInferRequestPieces } from "./http/infer-encoding.js";
+import { encodeInferRequest } from "./http/infer-encoding.js";
+import { encodeInferRequestPieces } from "./http/infer-pieces.js";
 import type { InferInput, InferRequest } from "./tensor-types.js";
 import { type FakeServer, sendJson, startFakeServer } from "./testing/fake-server.js";
 
@@ -20,7 +21,7 @@ const INPUT_JSON =
 /** The JSON header of an encoded HTTP body, as text. */
 function httpJson(request: InferRequest): string {
   const { body, jsonLength } = encodeInferRequest(request);
-  return body.toString("utf8", 0, jsonLength ?? body.length);
+  return new TextDecoder().decode(body.subarray(0, jsonLength ?? body.length));
 }
 
 /** A protobuf length prefix (a varint; the lengths here are under 128). */

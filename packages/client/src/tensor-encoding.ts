@@ -6,6 +6,7 @@
  * sent; a TypedArray of the right type is viewed, not copied.
  */
 import { type Datatype, datatypeInfo, NARROW_INTEGER_RANGES, WIDE_INTEGER_RANGES } from "@tbench/proto";
+import { allocBytes, utf8Length, writeUtf8 } from "./bytes.js";
 import { InvalidArgumentError } from "./errors.js";
 import type { InferInput } from "./tensor-types.js";
 
@@ -150,20 +151,20 @@ function encodeBytesElements(name: string, data: readonly (string | Uint8Array)[
   const lengths = new Array<number>(data.length);
   for (let i = 0; i < data.length; i++) {
     const el = data[i];
-    const len =
-      typeof el === "string" ? Buffer.byteLength(el, "utf8") : el instanceof Uint8Array ? el.byteLength : -1;
+    const len = typeof el === "string" ? utf8Length(el) : el instanceof Uint8Array ? el.byteLength : -1;
     if (len < 0) throw invalid(`input '${name}': BYTES element ${i} is neither a string nor a Uint8Array`);
     lengths[i] = len;
     total += 4 + len;
   }
-  const out = Buffer.allocUnsafe(total);
+  const out = allocBytes(total);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let pos = 0;
   for (let i = 0; i < data.length; i++) {
     const el = data[i]!;
     const len = lengths[i]!;
-    out.writeUInt32LE(len, pos);
+    view.setUint32(pos, len, true);
     pos += 4;
-    if (typeof el === "string") out.write(el, pos, len, "utf8");
+    if (typeof el === "string") writeUtf8(out, el, pos);
     else out.set(el, pos);
     pos += len;
   }

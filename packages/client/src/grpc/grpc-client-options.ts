@@ -6,13 +6,8 @@
  */
 import * as grpcJs from "@grpc/grpc-js";
 import { z } from "zod";
-import {
-  type AuthHook,
-  type AuthOptions,
-  authSchema,
-  type TlsOptions,
-  tlsSchema,
-} from "../connection-options.js";
+import { type AuthHook, type AuthOptions, applyAuth, authSchema } from "../auth-options.js";
+import { type TlsOptions, tlsSchema } from "../connection-options.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "../retry-policy.js";
 
@@ -79,7 +74,7 @@ const schema = z.strictObject({
     .min(1, { error: "expected host:port, grpc://host:port, grpcs://host:port or a grpc-js target" }),
   timeoutMs: z.number().int().positive().optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  auth: authSchema.optional(),
+  auth: z.optional(authSchema),
   tls: tlsSchema.optional(),
   compression: z.enum(["none", "gzip", "deflate"]).optional(),
   maxRetries: z.number().int().min(0).max(100).optional(),
@@ -161,10 +156,6 @@ function credentialsOf(tls: TlsOptions | undefined): grpcJs.ChannelCredentials {
 
 const COMPRESSION_ALGORITHM = { none: 0, deflate: 1, gzip: 2 } as const;
 
-function basicHeader(username: string, password: string): string {
-  return `Basic ${Buffer.from(`${username}:${password}`, "utf8").toString("base64")}`;
-}
-
 /** Validates and resolves client options; throws InvalidArgumentError naming the bad option. */
 export function resolveGrpcClientOptions(options: GrpcClientOptions): ResolvedGrpcClientOptions {
   const parsed = schema.safeParse(options);
@@ -208,10 +199,7 @@ export function resolveGrpcClientOptions(options: GrpcClientOptions): ResolvedGr
 
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
-  let authHook: AuthHook | undefined;
-  if (typeof o.auth === "function") authHook = o.auth;
-  else if (o.auth?.type === "basic") headers["authorization"] = basicHeader(o.auth.username, o.auth.password);
-  else if (o.auth?.type === "bearer") headers["authorization"] = `Bearer ${o.auth.token}`;
+  const authHook = applyAuth(o.auth, headers);
 
   return Object.freeze({
     target,

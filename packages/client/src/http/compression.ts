@@ -15,7 +15,7 @@ const inflate = promisify(zlib.inflate);
 const inflateRaw = promisify(zlib.inflateRaw);
 
 /** Compresses a request body. */
-export function compressBody(body: Buffer, algorithm: "gzip" | "deflate"): Promise<Buffer> {
+export function compressBody(body: Uint8Array, algorithm: "gzip" | "deflate"): Promise<Buffer> {
   return algorithm === "gzip" ? gzip(body) : deflate(body);
 }
 

@@ -47,7 +47,7 @@ export interface ExchangeRequest {
    * Pieces (only with the wire engine, which writes them one after the other without joining them: a
    * large infer body sent from the caller's own tensor memory).
    */
-  readonly body: Buffer | readonly Buffer[] | string | null;
+  readonly body: Uint8Array | readonly Buffer[] | string | null;
 }
 
 /**

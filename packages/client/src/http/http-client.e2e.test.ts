@@ -1,6 +1,7 @@
 // Every call of the HTTP client end to end against tbench-server (the reference server) on 127.0.0.1:0,
 // with the bundled models: binary, JSON, BYTES, BOOL, FP16, INT64 and compression paths, and each error
-// class the server can produce. Everything runs once per HTTP engine (undici's Pool, the wire pool).
+// class the server can produce. Everything runs once per HTTP engine (undici's Pool, the wire pool, and the
+// fetch transport on Node's own fetch: the one browsers and edge runtimes get).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ModelConfig } from "@tbench/proto";
@@ -80,7 +81,7 @@ const simpleInputs = () => {
   };
 };
 
-for (const engine of ["undici", "wire"] as const) {
+for (const engine of ["undici", "wire", "fetch"] as const) {
   describe(`engine ${engine}`, () => {
     before(() => {
       client = createHttpClient({ url: server.httpUrl, timeoutMs: 30_000, engine });
@@ -311,6 +312,7 @@ for (const engine of ["undici", "wire"] as const) {
           const compressed = createHttpClient({
             url: server.httpUrl,
             compression: { request: algorithm, response: true },
+            engine,
           });
           try {
             const data = Float32Array.from({ length: 1000 }, (_, i) => i % 7);

@@ -1,19 +1,11 @@
 /**
  * Sends requests over one dispatcher: undici's (a keep-alive Pool, a ProxyAgent, or one injected) or, with
  * `engine: "wire"`, the client's own HTTP/1.1 pool (wire/wire-pool.ts), with the call's deadline and abort
- * signal, and retries per retry-policy.ts. Owns the client's lifetime: close() drains, destroy() fails calls
+ * signal, and retries per http-retries.ts. Owns the client's lifetime: close() drains, destroy() fails calls
  * in flight with ClientClosedError.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool, ProxyAgent } from "undici";
-import {
-  AbortedError,
-  ClientClosedError,
-  DeadlineExceededError,
-  InferenceError,
-  UnavailableError,
-} from "../errors.js";
-import { isRetryable, parseRetryAfterMs, retryDelayMs } from "../retry-policy.js";
+import { ClientClosedError } from "../errors.js";
 import {
   Exchange,
   type ExchangeDispatcher,
@@ -22,14 +14,10 @@ import {
   type Settle,
 } from "./exchange.js";
 import type { ResolvedHttpClientOptions } from "./http-client-options.js";
+import { type SendPolicy, sendWithRetries } from "./http-retries.js";
 import { InflightList } from "./inflight-list.js";
 import type { RawResponse } from "./raw-response.js";
 import { createWirePool } from "./wire/wire-pool.js";
-
-/** HTTP statuses that mean "try again later". */
-function isUnavailableStatus(status: number): boolean {
-  return status === 503 || status === 429 || status === 502;
-}
 
 function createDispatcher(o: ResolvedHttpClientOptions): ExchangeDispatcher {
   if (o.engine === "wire") {
@@ -54,14 +42,6 @@ function createDispatcher(o: ResolvedHttpClientOptions): ExchangeDispatcher {
  */
 function undiciDispatcher(dispatcher: Dispatcher): ExchangeDispatcher {
   return dispatcher as unknown as ExchangeDispatcher;
-}
-
-/** How one call is sent. */
-export interface SendPolicy {
-  /** Safe to repeat (then UNAVAILABLE answers and any connection failure are retried). */
-  readonly idempotent: boolean;
-  /** Retries allowed. */
-  readonly maxRetries: number;
 }
 
 /** The HTTP transport under the client. */
@@ -111,53 +91,20 @@ export class HttpTransport {
   }
 
   /** Sends with retries and an overall deadline. Resolves with the last answer, whatever its status. */
-  async send(
+  send(
     request: ExchangeRequest,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
     policy: SendPolicy,
   ): Promise<RawResponse> {
     if (policy.maxRetries === 0) return this.once(request, signal, timeoutMs);
-    const deadlineAt = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-    for (let retry = 0; ; retry++) {
-      const remainingMs = deadlineAt === undefined ? undefined : deadlineAt - Date.now();
-      if (remainingMs !== undefined && remainingMs <= 0) {
-        throw new DeadlineExceededError(
-          `${request.method} ${request.path}: deadline of ${timeoutMs} ms exceeded`,
-        );
-      }
-      let failure: InferenceError;
-      let answer: RawResponse | undefined;
-      try {
-        answer = await this.once(request, signal, remainingMs);
-        if (!isUnavailableStatus(answer.status) || !policy.idempotent || retry >= policy.maxRetries)
-          return answer;
-        const retryAfterMs = parseRetryAfterMs(answer.header("retry-after"));
-        failure = new UnavailableError(
-          `HTTP ${answer.status}`,
-          retryAfterMs === undefined ? {} : { retryAfterMs },
-        );
-      } catch (error) {
-        if (!(error instanceof InferenceError) || retry >= policy.maxRetries) throw error;
-        if (!isRetryable(error, policy.idempotent)) throw error;
-        failure = error;
-      }
-      const delayMs = retryDelayMs(retry, this.options.backoff, failure);
-      if (deadlineAt !== undefined && Date.now() + delayMs >= deadlineAt) {
-        if (answer !== undefined) return answer; // the caller turns it into the right error
-        throw failure;
-      }
-      await this.#wait(delayMs, signal, request);
-      if (this.#closed) throw new ClientClosedError();
-    }
-  }
-
-  async #wait(delayMs: number, signal: AbortSignal | undefined, request: ExchangeRequest): Promise<void> {
-    try {
-      await sleep(delayMs, undefined, signal === undefined ? undefined : { signal });
-    } catch {
-      throw new AbortedError(`${request.method} ${request.path}: aborted`, { cause: signal?.reason });
-    }
+    return sendWithRetries((remainingMs) => this.once(request, signal, remainingMs), policy, {
+      what: `${request.method} ${request.path}`,
+      signal,
+      timeoutMs,
+      backoff: this.options.backoff,
+      isClosed: () => this.#closed,
+    });
   }
 
   /** Graceful: refuses new calls, lets calls in flight finish, then closes the pool. Idempotent. */

@@ -9,6 +9,7 @@
  * a body of another length, a header past MAX_REMEMBERED_BYTES) takes the full decode.
  */
 import type { Datatype } from "@tbench/proto";
+import { startsEqual } from "../bytes.js";
 import {
   createInferResult,
   createOutputTensor,
@@ -34,7 +35,7 @@ interface OutputPlan {
 /** What a repeat of a remembered header needs to build its result. */
 interface HeaderPlan {
   /** The header's bytes (a copy: the body it came from belongs to a result). */
-  readonly json: Buffer;
+  readonly json: Uint8Array;
   readonly bodyLength: number;
   readonly modelName: string;
   readonly modelVersion: string;
@@ -44,11 +45,11 @@ interface HeaderPlan {
 }
 
 /** Decodes an HTTP infer response body; see decodeInferResponse for the format and the errors. */
-export type InferDecoder = (body: Buffer, jsonLengthHeader: string | undefined) => InferResult;
+export type InferDecoder = (body: Uint8Array, jsonLengthHeader: string | undefined) => InferResult;
 
 const copyOf = (p: Parameters): Parameters => (p === undefined ? undefined : { ...p });
 
-function planOf(body: Buffer, jsonLength: number, result: InferResult): HeaderPlan | undefined {
+function planOf(body: Uint8Array, jsonLength: number, result: InferResult): HeaderPlan | undefined {
   const outputs: OutputPlan[] = [];
   for (const o of result.outputs) {
     if (o.raw === undefined) return undefined; // JSON data (or none): not the repeating kind
@@ -61,7 +62,7 @@ function planOf(body: Buffer, jsonLength: number, result: InferResult): HeaderPl
     });
   }
   return {
-    json: Buffer.from(body.subarray(0, jsonLength)),
+    json: new Uint8Array(body.subarray(0, jsonLength)), // a copy (Buffer.slice would be a view)
     bodyLength: body.length,
     modelName: result.modelName,
     modelVersion: result.modelVersion,
@@ -71,7 +72,7 @@ function planOf(body: Buffer, jsonLength: number, result: InferResult): HeaderPl
   };
 }
 
-function resultOf(plan: HeaderPlan, body: Buffer): InferResult {
+function resultOf(plan: HeaderPlan, body: Uint8Array): InferResult {
   const outputs = new Array<OutputTensor>(plan.outputs.length);
   let offset = plan.json.length;
   for (let i = 0; i < outputs.length; i++) {
@@ -99,7 +100,7 @@ export function createInferDecoder(): InferDecoder {
       remembered !== undefined &&
       body.length === remembered.bodyLength &&
       Number(jsonLengthHeader) === remembered.json.length &&
-      body.compare(remembered.json, 0, remembered.json.length, 0, remembered.json.length) === 0
+      startsEqual(body, remembered.json, remembered.json.length)
     ) {
       return resultOf(remembered, body);
     }

@@ -7,6 +7,7 @@
  * past 2^53.
  */
 import { type Datatype, findDataSpans, forEachDataElement, isDatatype, type TextSpan } from "@tbench/proto";
+import { readUtf8 } from "../bytes.js";
 import { MalformedResponseError } from "../errors.js";
 import {
   createInferResult,
@@ -71,7 +72,7 @@ function shapeOf(v: unknown, name: string): number[] {
 
 /** Parses the JSON header and slices the binary outputs out of `body`. */
 export function decodeInferResponse(
-  body: Buffer,
+  body: Uint8Array,
   jsonLengthHeader: string | string[] | undefined,
 ): InferResult {
   let jsonLength = body.length;
@@ -84,7 +85,7 @@ export function decodeInferResponse(
     }
   }
   let doc: unknown;
-  const text = body.toString("utf8", 0, jsonLength);
+  const text = readUtf8(body, 0, jsonLength);
   try {
     doc = JSON.parse(text);
   } catch (error) {

@@ -4,9 +4,14 @@ import { InvalidArgumentError } from "../errors.js";
 import type { InferInput } from "../tensor-types.js";
 import { encodeInferRequest } from "./infer-encoding.js";
 
-function split(body: Buffer, jsonLength: number | undefined) {
+/** Bytes `0` to `end` of `bytes` as UTF-8 text. */
+function utf8(bytes: Uint8Array, end = bytes.length): string {
+  return new TextDecoder().decode(bytes.subarray(0, end));
+}
+
+function split(body: Uint8Array, jsonLength: number | undefined) {
   const n = jsonLength ?? body.length;
-  return { json: JSON.parse(body.toString("utf8", 0, n)), binary: body.subarray(n) };
+  return { json: JSON.parse(utf8(body, n)), binary: body.subarray(n) };
 }
 
 describe("binary encoding (extension_binary_data.md)", () => {
@@ -88,7 +93,7 @@ describe("JSON encoding", () => {
       binaryOutputs: false,
     });
     assert.equal(jsonLength, undefined);
-    const text = body.toString();
+    const text = utf8(body);
     assert.ok(text.includes('"data":[9007199254740993,-5]'), "64-bit integers are written exactly");
     const json = JSON.parse(text);
     assert.deepEqual(json.inputs[0], { name: "f", shape: [2, 1], datatype: "FP32", data: [0.5, -2] });
@@ -191,7 +196,7 @@ describe("validation before anything is sent", () => {
       binaryInputs: false,
     });
     assert.match(
-      edges.body.toString(),
+      utf8(edges.body),
       /"data":\[9223372036854775807,-9223372036854775808\]\}.*"data":\[18446744073709551615\]/,
     );
   });
@@ -228,7 +233,7 @@ describe("the JSON header's text", () => {
         })),
         ...(binaryOutputs ? { parameters: { binary_data_output: true } } : {}),
       });
-      assert.equal(body.toString("utf8", 0, jsonLength), expected);
+      assert.equal(utf8(body, jsonLength), expected);
     }
   });
 });

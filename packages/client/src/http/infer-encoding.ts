@@ -5,9 +5,11 @@
  * carries `binary_data_size`; `Inference-Header-Content-Length` gives the JSON length. BOOL is one byte
  * per element; BYTES elements are a 4-byte little-endian length then the bytes. Inputs sent as JSON carry
  * a flat row-major `data` array instead. The body is assembled with one allocation and one copy per
- * tensor: TypedArray inputs are not copied before that.
+ * tensor: TypedArray inputs are not copied before that. Plain Uint8Arrays throughout (bytes.ts), so the
+ * fetch transport in a browser encodes with the same code.
  */
 import { type Datatype, datatypeInfo, unhandledDatatype } from "@tbench/proto";
+import { allocBytes, utf8Length, writeUtf8 } from "../bytes.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type SequenceParameters, sequenceParametersOf } from "../sequence-parameters.js";
 import { binaryOf, dataLength, elementCount, invalid } from "../tensor-encoding.js";
@@ -15,7 +17,7 @@ import type { InferInput, InferRequest, Parameters } from "../tensor-types.js";
 
 /** An encoded request body. */
 export interface EncodedInferRequest {
-  readonly body: Buffer;
+  readonly body: Uint8Array;
   /** JSON header length, when the body carries binary data (else the whole body is JSON). */
   readonly jsonLength: number | undefined;
 }
@@ -91,12 +93,12 @@ function withParameters(base: Parameters | undefined, extra: Parameters): Parame
  * at least as long as the body, the body is written into its start (and is a view of it) instead of into
  * new memory: a large body then costs a copy, not also fresh pages to fault in (see http-client.ts).
  */
-export function encodeInferRequest(request: InferRequest, scratch?: Buffer): EncodedInferRequest {
-  const { json, jsonLength, parts, binaryTotal } = encodeParts(request);
+export function encodeInferRequest(request: InferRequest, scratch?: Uint8Array): EncodedInferRequest {
+  const { json, jsonLength, parts, binaryTotal } = encodeInferParts(request);
   const total = jsonLength + binaryTotal;
   const body =
-    scratch !== undefined && scratch.length >= total ? scratch.subarray(0, total) : Buffer.allocUnsafe(total);
-  body.write(json, 0, jsonLength, "utf8");
+    scratch !== undefined && scratch.length >= total ? scratch.subarray(0, total) : allocBytes(total);
+  writeUtf8(body, json);
   let pos = jsonLength;
   for (const part of parts) {
     body.set(part, pos);
@@ -105,32 +107,19 @@ export function encodeInferRequest(request: InferRequest, scratch?: Buffer): Enc
   return { body, jsonLength: parts.length > 0 ? jsonLength : undefined };
 }
 
-/** A request body in pieces: the JSON header, then each binary input's bytes as they are (no copy). */
-export interface EncodedInferPieces {
-  readonly pieces: Buffer[];
-  /** Bytes in all pieces. */
-  readonly length: number;
-  readonly jsonLength: number | undefined;
+/** A request as its JSON header and its binary inputs' bytes, not yet joined into one body. */
+export interface InferParts {
+  readonly json: string;
+  /** The JSON header's length in UTF-8. */
+  readonly jsonLength: number;
+  /** Each binary input's bytes, in order (views where the input is a TypedArray of its datatype). */
+  readonly parts: Uint8Array[];
+  /** Bytes in all parts. */
+  readonly binaryTotal: number;
 }
 
-/**
- * Encodes a request without assembling it: a TypedArray input's bytes are a view of the caller's memory,
- * which is sent as it is when the call is made (the wire engine writes the pieces one after the other).
- */
-export function encodeInferRequestPieces(request: InferRequest): EncodedInferPieces {
-  const { json, jsonLength, parts, binaryTotal } = encodeParts(request);
-  const pieces: Buffer[] = [Buffer.from(json, "utf8")];
-  for (const part of parts) pieces.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-  return { pieces, length: jsonLength + binaryTotal, jsonLength: parts.length > 0 ? jsonLength : undefined };
-}
-
-/** The JSON header and the binary inputs' bytes (views where the input is a TypedArray). */
-function encodeParts(request: InferRequest): {
-  json: string;
-  jsonLength: number;
-  parts: Uint8Array[];
-  binaryTotal: number;
-} {
+/** Checks and encodes a request into its parts; InvalidArgumentError for a bad input. */
+export function encodeInferParts(request: InferRequest): InferParts {
   const inputs = request.inputs;
   if (!Array.isArray(inputs)) throw invalid("infer: request.inputs must be an array of tensors");
   const binaryInputs = request.binaryInputs ?? true;
@@ -175,7 +164,7 @@ function encodeParts(request: InferRequest): {
     }
   }
   const json = `{${idJsonOf(request)}"inputs":[${inputJson.join(",")}]${tailJsonOf(request, binaryOutputs)}}`;
-  return { json, jsonLength: Buffer.byteLength(json, "utf8"), parts, binaryTotal };
+  return { json, jsonLength: utf8Length(json), parts, binaryTotal };
 }
 
 function idJsonOf(request: InferRequest): string {

@@ -1,10 +1,12 @@
 /**
  * Checks the JSON answers of the non-infer calls (zod; these are not on the hot path) and converts them to
  * the typed results. Unknown extra fields are tolerated (servers add them); missing or mistyped required
- * fields are a MalformedResponseError naming the call and the field.
+ * fields are a MalformedResponseError naming the call and the field. zod/mini, which tree-shakes (the
+ * browser entry reaches this module).
  */
 import { DATATYPES } from "@tbench/proto";
-import { z } from "zod";
+import * as z from "zod/mini";
+import { readUtf8 } from "../bytes.js";
 import { MalformedResponseError } from "../errors.js";
 import type {
   DurationStatistic,
@@ -16,40 +18,43 @@ import type {
   SharedMemoryRegionStatus,
   TraceSettings,
 } from "../result-types.js";
+import { ZOD_ENGLISH } from "../zod-english.js";
 
-const count = z.number().nonnegative();
-const duration = z
-  .object({ count, ns: count })
-  .transform((d): DurationStatistic => ({ count: d.count, ns: d.ns }));
+const count = z.number().check(z.nonnegative());
+const duration = z.pipe(
+  z.object({ count, ns: count }),
+  z.transform((d): DurationStatistic => ({ count: d.count, ns: d.ns })),
+);
 const zeroDuration: DurationStatistic = Object.freeze({ count: 0, ns: 0 });
 
 const tensorMetadata = z.object({
   name: z.string(),
   datatype: z.enum(DATATYPES),
-  shape: z.array(z.number().int()),
+  shape: z.array(z.int()),
 });
 
 const serverMetadata = z.object({ name: z.string(), version: z.string(), extensions: z.array(z.string()) });
 
-const modelMetadata = z
-  .object({
+const modelMetadata = z.pipe(
+  z.object({
     name: z.string(),
-    versions: z.array(z.string()).optional(),
+    versions: z.optional(z.array(z.string())),
     platform: z.string(),
     inputs: z.array(tensorMetadata),
     outputs: z.array(tensorMetadata),
-  })
-  .transform((m): ModelMetadata => ({ ...m, versions: m.versions ?? [] }));
+  }),
+  z.transform((m): ModelMetadata => ({ ...m, versions: m.versions ?? [] })),
+);
 
 const repositoryIndex = z.array(
-  z
-    .object({
+  z.pipe(
+    z.object({
       name: z.string(),
-      version: z.string().optional(),
-      state: z.string().optional(),
-      reason: z.string().optional(),
-    })
-    .transform((e) => {
+      version: z.optional(z.string()),
+      state: z.optional(z.string()),
+      reason: z.optional(z.string()),
+    }),
+    z.transform((e) => {
       const entry: { -readonly [K in keyof RepositoryIndexEntry]: RepositoryIndexEntry[K] } = {
         name: e.name,
       };
@@ -58,12 +63,13 @@ const repositoryIndex = z.array(
       if (e.reason !== undefined) entry.reason = e.reason;
       return entry;
     }),
+  ),
 );
 
 const modelStatistics = z.object({
   model_stats: z.array(
-    z
-      .object({
+    z.pipe(
+      z.object({
         name: z.string(),
         version: z.string(),
         last_inference: count,
@@ -76,21 +82,21 @@ const modelStatistics = z.object({
           compute_input: duration,
           compute_infer: duration,
           compute_output: duration,
-          cache_hit: duration.optional(),
-          cache_miss: duration.optional(),
+          cache_hit: z.optional(duration),
+          cache_miss: z.optional(duration),
         }),
-        batch_stats: z
-          .array(
+        batch_stats: z.optional(
+          z.array(
             z.object({
               batch_size: count,
               compute_input: duration,
               compute_infer: duration,
               compute_output: duration,
             }),
-          )
-          .optional(),
-      })
-      .transform(
+          ),
+        ),
+      }),
+      z.transform(
         (s): ModelStatistics => ({
           name: s.name,
           version: s.version,
@@ -115,6 +121,7 @@ const modelStatistics = z.object({
           })),
         }),
       ),
+    ),
   ),
 });
 
@@ -122,13 +129,16 @@ const traceSettings = z.record(z.string(), z.union([z.string(), z.array(z.string
 const logSettings = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 const sharedMemoryStatus = z.array(
-  z.object({ name: z.string(), key: z.string(), offset: count, byte_size: count }).transform(
-    (r): SharedMemoryRegionStatus => ({
-      name: r.name,
-      key: r.key,
-      offset: r.offset,
-      byteSize: r.byte_size,
-    }),
+  z.pipe(
+    z.object({ name: z.string(), key: z.string(), offset: count, byte_size: count }),
+    z.transform(
+      (r): SharedMemoryRegionStatus => ({
+        name: r.name,
+        key: r.key,
+        offset: r.offset,
+        byteSize: r.byte_size,
+      }),
+    ),
   ),
 );
 
@@ -163,14 +173,14 @@ export interface ParsedAnswers {
 }
 
 /** Parses and checks the JSON answer of `call`. */
-export function parseAnswer<K extends keyof Schemas>(call: K, body: Buffer): ParsedAnswers[K] {
+export function parseAnswer<K extends keyof Schemas>(call: K, body: Uint8Array): ParsedAnswers[K] {
   let json: unknown;
   try {
-    json = JSON.parse(body.toString("utf8"));
+    json = JSON.parse(readUtf8(body));
   } catch (error) {
     throw new MalformedResponseError(`${call}: the answer is not JSON`, { cause: error });
   }
-  const result = SCHEMAS[call].safeParse(json);
+  const result = z.safeParse(SCHEMAS[call], json, { error: ZOD_ENGLISH });
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const where = issue.path.length > 0 ? issue.path.join(".") : "(answer)";
@@ -182,15 +192,15 @@ export function parseAnswer<K extends keyof Schemas>(call: K, body: Buffer): Par
 }
 
 /** The server's error message from an error answer's body (`{"error": "..."}`), or a fallback text. */
-export function errorMessageOf(body: Buffer, status: number): string {
+export function errorMessageOf(body: Uint8Array, status: number): string {
   if (body.length > 0) {
     try {
-      const parsed = errorBody.safeParse(JSON.parse(body.toString("utf8")));
+      const parsed = z.safeParse(errorBody, JSON.parse(readUtf8(body)));
       if (parsed.success) return parsed.data.error;
     } catch {
       // not JSON: fall through to the raw text
     }
-    const text = body.toString("utf8", 0, Math.min(body.length, 500)).trim();
+    const text = readUtf8(body, 0, Math.min(body.length, 500)).trim();
     if (text.length > 0) return text;
   }
   return `HTTP ${status}`;

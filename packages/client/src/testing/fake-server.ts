@@ -37,7 +37,11 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
   const sockets = new Set<Socket>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      return; // the client went away before sending the whole request (a cancel): nothing to answer
+    }
     const seen: SeenRequest = {
       method: req.method ?? "",
       url: req.url ?? "",
