@@ -21,7 +21,7 @@ function floorRules(floors: string[], why: Record<string, string>): LayerRule[] 
 }
 
 const SERVER_FRONT_ENDS = ["http", "grpc", "metrics"];
-const SERVER_INNER = ["repository", "stats", "instances", "scheduler", "ensemble"];
+const SERVER_INNER = ["repository", "stats", "instances", "scheduler", "ensemble", "generation"];
 const SERVER_UPPER = ["lifecycle", ...SERVER_FRONT_ENDS, "cli", "."];
 /**
  * The README's layer rules, per package: a folder of `src/` ("." for files directly in it) and the
@@ -37,7 +37,7 @@ const LAYER_RULES: Record<string, LayerRule[]> = {
     {
       from: SERVER_INNER,
       to: SERVER_UPPER,
-      why: "repository/, stats/, instances/, scheduler/ and ensemble/ sit below lifecycle/, which composes them",
+      why: "repository/, stats/, instances/, scheduler/, ensemble/ and generation/ sit below lifecycle/, which composes them",
     },
     {
       from: SERVER_FRONT_ENDS,

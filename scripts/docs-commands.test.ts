@@ -84,7 +84,14 @@ before(async () => {
     grpcPort: 0,
     metricsPort: 0,
     modelControlMode: "explicit",
-    loadModels: ["simple", "heavy", "heavy_nobatch", "identity_fp32", "sequence_accumulator"],
+    loadModels: [
+      "simple",
+      "heavy",
+      "heavy_nobatch",
+      "identity_fp32",
+      "sequence_accumulator",
+      "char_generator",
+    ],
     logger: silentLogger,
   });
   scratch = mkdtempSync(join(tmpdir(), "tbench-docs-"));

@@ -7,7 +7,7 @@ import { join, relative } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { sourceNodeArgs } from "../../scripts/testing/source-node.js";
-import { bundledModels } from "./model-catalog.js";
+import { bundledModels, committedFiles } from "./model-catalog.js";
 import { computeModelChecksums, readStoredModelChecksums } from "./model-checksums.js";
 import { BUNDLED_MODEL_REPOSITORY, writeModelRepository } from "./write-model-repository.js";
 
@@ -50,8 +50,10 @@ describe("generate-models", () => {
       assert.match(lines[i]!, new RegExp(`^${model.name}\\s`));
     });
     for (const model of models) {
-      const config = readFileSync(join(out, model.name, "config.pbtxt"), "utf8");
-      assert.equal(config, readFileSync(join(BUNDLED_MODEL_REPOSITORY, model.name, "config.pbtxt"), "utf8"));
+      for (const file of committedFiles(model)) {
+        const copy = readFileSync(join(out, model.name, file), "utf8");
+        assert.equal(copy, readFileSync(join(BUNDLED_MODEL_REPOSITORY, model.name, file), "utf8"), file);
+      }
       const version = readdirSync(join(out, model.name, "1"));
       assert.deepEqual(version, model.build === undefined ? [] : ["model.onnx"], model.name);
     }

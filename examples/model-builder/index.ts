@@ -5,8 +5,18 @@
  * own test helpers.
  */
 
+export {
+  GENERATOR_EOS_ID,
+  GENERATOR_SIZES,
+  type GeneratorStepResult,
+  generatorDecode,
+  generatorEncode,
+  generatorGreedyText,
+  generatorStep,
+  generatorSuccessor,
+} from "./generator-reference.js";
 export { MLP_SIZES, mlpForward } from "./mlp-reference.js";
-export { type BundledModel, bundledModels } from "./model-catalog.js";
+export { type BundledModel, bundledModels, committedFiles } from "./model-catalog.js";
 export {
   buildIdentityModel,
   IDENTITY_DATATYPES,

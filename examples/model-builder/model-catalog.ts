@@ -2,6 +2,7 @@
  * The bundled model repository's contents: every model `npm run models` generates, in the order it prints
  * them, with the function that builds its `1/model.onnx`.
  */
+import { buildCharGeneratorModel } from "./models/generator.js";
 import { buildHeavyModel } from "./models/heavy.js";
 import { buildIdentityModel, IDENTITY_DATATYPES, identityModelName } from "./models/identity.js";
 import { buildLabelHeadModel } from "./models/label-head.js";
@@ -22,6 +23,22 @@ export interface BundledModel {
    * version directory. Models that share a builder share the file's bytes.
    */
   readonly build: (() => Uint8Array) | undefined;
+  /**
+   * The committed files of the model's directory, its config first, that a repository written elsewhere gets
+   * copies of; `["config.pbtxt"]` when not given (see {@link committedFiles}).
+   */
+  readonly files?: readonly string[];
+  /**
+   * Set when tbench-server does not serve the file as it is but runs it in a backend of its own, which the
+   * config names: `tbench_generator` runs a generation step model in a decoding loop, and the config declares
+   * text tensors, not the file's. Unset: platform `onnxruntime_onnx`, the config declares the file's tensors.
+   */
+  readonly backend?: string;
+}
+
+/** The committed files of `model`'s directory, its config first. */
+export function committedFiles(model: BundledModel): readonly string[] {
+  return model.files ?? ["config.pbtxt"];
 }
 
 /** Every bundled model (a fresh list on each call). */
@@ -50,6 +67,13 @@ export function bundledModels(): BundledModel[] {
       name: "sequence_controls",
       purpose: "stateful: echoes START/END/READY/CORRID (oldest strategy)",
       build: buildSequenceControlsModel,
+    },
+    {
+      name: "char_generator",
+      purpose: "streamed generation: character-level step model (decoupled, in-flight batching)",
+      build: buildCharGeneratorModel,
+      files: ["config.pbtxt", "tokenizer.json"],
+      backend: "tbench_generator",
     },
   ];
 }

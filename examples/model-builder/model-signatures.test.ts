@@ -1,6 +1,6 @@
 // Every generated model loads in onnxruntime-node, and its inputs and outputs (names, element types, shapes)
 // are exactly what its committed config.pbtxt declares, with the batch dimension in front when
-// max_batch_size > 0. The ensemble's steps name real models and tensors of matching types and shapes.
+// max_batch_size > 0; a step model run by a backend of tbench-server's own has a config naming it. The ensemble's steps name real models and tensors of matching types and shapes.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import {
   parseModelConfig,
 } from "@tbench/proto";
 import * as ort from "onnxruntime-node";
-import { bundledModels } from "./model-catalog.js";
+import { bundledModels, committedFiles } from "./model-catalog.js";
 import { IDENTITY_DATATYPES, identityModelName } from "./models/identity.js";
 import { BUNDLED_MODEL_REPOSITORY } from "./write-model-repository.js";
 
@@ -96,6 +96,20 @@ describe("bundled model signatures", () => {
   for (const model of bundledModels()) {
     const build = model.build;
     if (build === undefined) continue;
+    if (model.backend !== undefined) {
+      // The step model of a backend of tbench-server's own: the config declares the backend's tensors (text),
+      // not the file's; the file's signature has a test of its own (generator-model.test.ts).
+      const configFile = committedFiles(model)[0]!;
+      it(`${model.name}: its ${configFile} names the ${model.backend} backend`, () => {
+        const file = join(BUNDLED_MODEL_REPOSITORY, model.name, configFile);
+        const config = parseModelConfig(readFileSync(file, "utf8"), { fileName: file });
+        assert.equal(config.name, model.name);
+        assert.equal(config.backend, model.backend);
+        assert.ok((config.max_batch_size ?? 0) > 0, "every bundled model batches");
+        assert.equal(config.model_transaction_policy?.decoupled, true);
+      });
+      continue;
+    }
     it(`${model.name}: loads, and matches its config.pbtxt`, async () => {
       const config = readConfig(model.name);
       assert.equal(config.name, model.name);

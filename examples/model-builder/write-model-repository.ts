@@ -1,13 +1,13 @@
 /**
  * Writes the bundled models into a Triton-style model repository: `<outDir>/<name>/1/model.onnx` for each
- * model (an empty `1/` for the ensemble), plus each model's committed `config.pbtxt` when writing anywhere
- * other than `examples/models` itself. Files whose bytes are already right are left untouched, so a server
- * polling the repository sees no change.
+ * model (an empty `1/` for the ensemble), plus each model's committed `config.pbtxt` (and any other committed
+ * file it lists, such as a tokenizer) when writing anywhere other than `examples/models` itself. Files whose
+ * bytes are already right are left untouched, so a server polling the repository sees no change.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BundledModel, bundledModels } from "./model-catalog.js";
+import { type BundledModel, bundledModels, committedFiles } from "./model-catalog.js";
 
 /** `examples/models`: where the committed configs live and where `npm run models` writes. */
 export const BUNDLED_MODEL_REPOSITORY = fileURLToPath(new URL("../models", import.meta.url));
@@ -16,7 +16,7 @@ export const BUNDLED_MODEL_REPOSITORY = fileURLToPath(new URL("../models", impor
 export interface WriteModelRepositoryOptions {
   /** The repository directory to write; `examples/models` by default. */
   readonly outDir?: string;
-  /** Where the `config.pbtxt` files come from; `examples/models` by default. */
+  /** Where the `config.pbtxt` files (and other committed files) come from; `examples/models` by default. */
   readonly configDir?: string;
   /** Which models to write; all of {@link bundledModels} by default. */
   readonly models?: readonly BundledModel[];
@@ -35,7 +35,7 @@ export interface WrittenModel {
 
 /**
  * Writes every model; returns one entry per model in catalog order.
- * @throws Error naming the model and the missing file when a `config.pbtxt` is absent.
+ * @throws Error naming the model and the missing file when a `config.pbtxt` (or other committed file) is absent.
  */
 export function writeModelRepository(options: WriteModelRepositoryOptions = {}): WrittenModel[] {
   const outDir = resolve(options.outDir ?? BUNDLED_MODEL_REPOSITORY);
@@ -43,13 +43,18 @@ export function writeModelRepository(options: WriteModelRepositoryOptions = {}):
   const built = new Map<() => Uint8Array, Uint8Array>();
   const results: WrittenModel[] = [];
   for (const model of options.models ?? bundledModels()) {
-    const config = join(configDir, model.name, "config.pbtxt");
-    if (!existsSync(config))
-      throw new Error(`model "${model.name}": expected ${config}, which does not exist`);
+    const files = committedFiles(model);
+    for (const file of files) {
+      const path = join(configDir, model.name, file);
+      if (!existsSync(path)) throw new Error(`model "${model.name}": expected ${path}, which does not exist`);
+    }
     const versionDir = join(outDir, model.name, "1");
     const existed = existsSync(versionDir);
     mkdirSync(versionDir, { recursive: true });
-    if (outDir !== configDir) copyFileSync(config, join(outDir, model.name, "config.pbtxt"));
+    if (outDir !== configDir) {
+      for (const file of files)
+        copyFileSync(join(configDir, model.name, file), join(outDir, model.name, file));
+    }
     if (model.build === undefined) {
       results.push({
         name: model.name,

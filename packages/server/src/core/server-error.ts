@@ -29,6 +29,16 @@ export class ServerError extends Error {
 }
 
 /**
+ * A plain infer (one response expected) to a decoupled model: UNSUPPORTED. Each front end answers it in
+ * Triton's words for its endpoint ("HTTP end point doesn't support ...", "ModelInfer RPC doesn't support ...").
+ */
+export class DecoupledModelError extends ServerError {
+  constructor(readonly model: string) {
+    super("UNSUPPORTED", `model '${model}' has a decoupled transaction policy: use a streaming endpoint`);
+  }
+}
+
+/**
  * HTTP status for each core status, as Triton's HttpCodeFromError maps it on every endpoint (Triton 24.01
  * and later): the codes with no HTTP counterpart (INVALID_ARG, ALREADY_EXISTS, CANCELLED, and UNKNOWN,
  * which the core never raises) answer 400. Read from @tbench/proto's one status table.

@@ -92,6 +92,20 @@ export interface StatisticDuration {
   readonly ns: number;
 }
 
+/**
+ * Where the responses of one streamed request go (Triton's response callback): a decoupled model sends
+ * zero, one or many responses, then says it is done; any other model sends exactly one, final. Calls stop
+ * after `end` or `error`.
+ */
+export interface ResponseSink {
+  /** One response; `final` when it is also the last (Triton's TRITONSERVER_RESPONSE_COMPLETE_FINAL). */
+  response(response: InferenceResponse, final: boolean): void;
+  /** No more responses (a flag-only final response): sent after the last non-final response. */
+  end(): void;
+  /** The request failed; nothing follows. */
+  error(error: unknown): void;
+}
+
 /** Per model version statistics, with Triton's field names (statistics extension). */
 export interface ModelStatistics {
   readonly name: string;
@@ -130,6 +144,13 @@ export interface InferenceCore {
   /** The model's complete configuration (after auto-complete), as parsed from config.pbtxt. */
   modelConfig(model: string, version?: string): ModelConfig;
   infer(request: InferenceRequest): Promise<InferenceResponse>;
+  /**
+   * Runs a request whose responses are streamed to `sink`: the only way to a decoupled model (infer rejects
+   * those with DecoupledModelError), and one response then the end for any other.
+   */
+  inferStream(request: InferenceRequest, sink: ResponseSink): void;
+  /** Whether the version serves many responses per request (`model_transaction_policy { decoupled }`). */
+  isDecoupled(model: string, version?: string): boolean;
   /** Every model version when `model` is undefined. */
   modelStatistics(model?: string, version?: string): readonly ModelStatistics[];
   repositoryIndex(options?: { readyOnly?: boolean }): Promise<readonly RepositoryIndexEntry[]>;

@@ -180,6 +180,80 @@ describe("triton_grpc_error: the other requests in flight on the stream are canc
   });
 });
 
+describe("a decoupled model that ends with the final flag alone (Triton's repeat example)", {
+  timeout: 60_000,
+}, () => {
+  test("a response per model response, then the empty final response only when the request asks for it", async () => {
+    const fake = createFakeCore();
+    // "repeat" answers one response per INPUT0 element, then a final flag with no response.
+    const core: InferenceCore = {
+      ...fake,
+      isDecoupled: (name, version) => name === "repeat" || fake.isDecoupled(name, version),
+      inferStream(request, sink) {
+        if (request.model !== "repeat") return fake.inferStream(request, sink);
+        setImmediate(() => {
+          for (const value of request.inputs[0]!.data as Int32Array) {
+            sink.response(
+              {
+                model: "repeat",
+                version: "1",
+                ...(request.id !== undefined ? { id: request.id } : {}),
+                outputs: [{ name: "OUT", datatype: "INT32", shape: [1], data: Int32Array.of(value) }],
+              },
+              false,
+            );
+          }
+          sink.end();
+        });
+      },
+    };
+    const front = await createGrpcFrontEnd({
+      core,
+      port: 0,
+      logger: silentLogger,
+      maxBytesTensorElements: DEFAULT_MAX_BYTES_TENSOR_ELEMENTS,
+    });
+    const client = createTestClient(front.address);
+    try {
+      const repeat = (id: string, empty: boolean): Any => ({
+        model_name: "repeat",
+        id,
+        inputs: [{ name: "IN", datatype: "INT32", shape: [3] }],
+        raw_input_contents: [new Uint8Array(Int32Array.of(7, 8, 9).buffer)],
+        parameters: empty ? { triton_enable_empty_final_response: { bool_param: true } } : {},
+      });
+      const s = openStream(client);
+      s.stream.write(repeat("asks", true));
+      s.stream.write(repeat("quiet", false));
+      s.stream.end();
+      assert.deepEqual(await s.ended, { code: 0, details: "OK" });
+      const of = (id: string) => s.answers.filter((a) => a.infer_response.id === id);
+      for (const id of ["asks", "quiet"]) {
+        const withData = of(id).filter((a) => a.infer_response.raw_output_contents.length > 0);
+        assert.deepEqual(
+          withData.map(
+            (a) => new Int32Array(new Uint8Array(a.infer_response.raw_output_contents[0]).buffer)[0],
+          ),
+          [7, 8, 9],
+        );
+        assert.deepEqual(
+          withData.map((a) => a.infer_response.parameters.triton_final_response.bool_param),
+          [false, false, false],
+        );
+      }
+      const empties = of("asks").filter((a) => a.infer_response.raw_output_contents.length === 0);
+      assert.equal(empties.length, 1, "the empty final response, asked for");
+      assert.equal(empties[0]!.infer_response.parameters.triton_final_response.bool_param, true);
+      assert.deepEqual(empties[0]!.infer_response.outputs, []);
+      assert.equal(empties[0]!.infer_response.model_name, "repeat");
+      assert.equal(of("quiet").length, 3, "no empty final response unless asked");
+    } finally {
+      client.close();
+      await front.close();
+    }
+  });
+});
+
 describe("graceful shutdown through startServer: gRPC and HTTP together", { timeout: 60_000 }, () => {
   test("unary calls, stream requests and HTTP requests in flight during close() all get answers", async () => {
     const fake = createFakeCore({ holdInfer: true });

@@ -4,8 +4,8 @@
  */
 import { GRPC_STATUS, inference } from "@tbench/proto";
 import type { CancelSignal } from "../core/cancel-signal.js";
-import { ServerError } from "../core/server-error.js";
-import type { InferenceCore } from "../core/types.js";
+import { DecoupledModelError, ServerError } from "../core/server-error.js";
+import type { InferenceCore, InferenceRequest } from "../core/types.js";
 import { GrpcStatusError } from "./grpc-status.js";
 import { decodeGrpcInferRequest } from "./infer-request-decoder.js";
 import { encodeGrpcInferResponse } from "./infer-response-encoder.js";
@@ -32,12 +32,26 @@ export async function runInfer(
   request: ModelInferRequest,
   signal: CancelSignal,
 ): Promise<ModelInferResponse> {
+  const decoded = decodeInfer(context, request, signal);
+  try {
+    return encodeGrpcInferResponse(await context.core.infer(decoded));
+  } catch (error) {
+    if (error instanceof DecoupledModelError) throw new ServerError("UNSUPPORTED", DECOUPLED_REFUSED);
+    throw error;
+  }
+}
+
+/** Triton's words for a ModelInfer (unary) to a decoupled model: its responses need the stream. */
+export const DECOUPLED_REFUSED = "ModelInfer RPC doesn't support models with decoupled transaction policy";
+
+/** The request decoded for the core; throws UNAVAILABLE once shutdown began, or the decoder's errors. */
+export function decodeInfer(
+  context: InferContext,
+  request: ModelInferRequest,
+  signal: CancelSignal,
+): InferenceRequest {
   if (!context.accepting()) throw new ServerError("UNAVAILABLE", SHUTTING_DOWN);
-  const decoded = decodeGrpcInferRequest(request, {
-    maxBytesTensorElements: context.maxBytesTensorElements,
-    signal,
-  });
-  return encodeGrpcInferResponse(await context.core.infer(decoded));
+  return decodeGrpcInferRequest(request, { maxBytesTensorElements: context.maxBytesTensorElements, signal });
 }
 
 /**

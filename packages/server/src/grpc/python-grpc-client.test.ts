@@ -8,12 +8,13 @@
 // under .ci/run, which installs them and requires them (scripts/system-tools.ts).
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { BUNDLED_MODEL_REPOSITORY } from "@tbench/model-builder";
 import { assertSystemTool, PYTHON_WITH_GRPC, skipWithout } from "../../../../scripts/testing/system-tools.js";
 import { silentLogger } from "../core/logger.js";
 import { type RunningServer, startServer } from "../server.js";
@@ -63,6 +64,15 @@ describe("a Python grpcio client against tbench-server", {
       identity_bytes: { config: "bundled" },
       sequence_accumulator: { config: "bundled" },
       sequence_controls: { config: "bundled" },
+      char_generator: {
+        config: "bundled",
+        extraFiles: {
+          "tokenizer.json": readFileSync(
+            join(BUNDLED_MODEL_REPOSITORY, "char_generator", "tokenizer.json"),
+            "utf8",
+          ),
+        },
+      },
     });
     server = await startServer({
       modelRepository: repo.dir,
@@ -271,9 +281,22 @@ describe("a Python grpcio client against tbench-server", {
     });
   });
 
+  // The generator sends its last token with the final flag, so the empty final response asked for is
+  // not sent: Triton sends one only for a final flag that comes without a response.
+  test("a decoupled model: a response per token on the stream, the last one final; ModelInfer refused", () => {
+    assert.deepEqual(answer("decoupled_stream"), {
+      answers: ["p", "q", "r", "s"].map((text, i) => ({ id: "py-gen", text, final: i === 3, error: "" })),
+    });
+    assert.deepEqual(error("decoupled_unary"), {
+      code: "UNIMPLEMENTED",
+      details: "ModelInfer RPC doesn't support models with decoupled transaction policy",
+    });
+  });
+
   test("RepositoryIndex and RepositoryModelLoad outside explicit mode", () => {
     assert.deepEqual(answer("repository_index"), {
       models: [
+        { name: "char_generator", version: "1", state: "READY" },
         { name: "identity_bytes", version: "1", state: "READY" },
         { name: "sequence_accumulator", version: "1", state: "READY" },
         { name: "sequence_controls", version: "1", state: "READY" },

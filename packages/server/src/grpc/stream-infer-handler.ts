@@ -14,12 +14,18 @@
  * the stream is cancelled and its answer dropped (IssueRequestCancellation). Errors found before the
  * request is issued (decoding, unknown model, validation, a full queue: what TRITONSERVER_ServerInferAsync
  * returns itself) are still answered in `error_message` there, and the stream stays open.
+ *
+ * A request to a decoupled model (Triton's decoupled stream handling) is answered by as many responses as
+ * the model sends, each written as soon as it is made (not in request order), each with
+ * `triton_final_response` saying whether it is the last; a final flag with no response becomes an empty
+ * response (id, model, version) only when the request set `triton_enable_empty_final_response`.
  */
 import { inference } from "@tbench/proto";
 import { failedAfterIssue } from "../core/failed-after-issue.js";
-import { grpcStatusOf } from "./grpc-status.js";
-import { encodeWithinSendBound, type InferContext, runInfer } from "./infer-handlers.js";
+import { grpcStatusOf, versionFromString } from "./grpc-status.js";
+import { decodeInfer, encodeWithinSendBound, type InferContext, runInfer } from "./infer-handlers.js";
 import { wantsEmptyFinalResponse } from "./infer-request-decoder.js";
+import { encodeGrpcInferResponse } from "./infer-response-encoder.js";
 
 type ModelInferRequest = inference.ModelInferRequest;
 type StreamResponse = inference.ModelStreamInferResponse.$Properties;
@@ -107,6 +113,70 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
         answer(bytes);
       };
       const emptyFinal = wantsEmptyFinalResponse(request);
+      if (isDecoupled(context, request)) {
+        // Its answers do not wait for earlier requests' and later ones do not wait for them.
+        slots.splice(slots.indexOf(slot), 1);
+        flush();
+        const done = (): void => {
+          pending--;
+          maybeEnd();
+        };
+        const write = (message: StreamResponse | Buffer): void => {
+          if (!over) call.write(message);
+        };
+        const writeFailure = (error: unknown): void =>
+          write({ error_message: grpcStatusOf(error, request).details, infer_response: { id } });
+        let decoded: ReturnType<typeof decodeInfer>;
+        try {
+          decoded = decodeInfer(context, request, controller.signal);
+        } catch (error) {
+          writeFailure(error);
+          done();
+          return;
+        }
+        context.core.inferStream(decoded, {
+          response(response, final) {
+            const encoded = encodeGrpcInferResponse(response);
+            const infer_response = {
+              ...encoded,
+              parameters: { ...encoded.parameters, triton_final_response: { bool_param: final } },
+            };
+            try {
+              write(
+                encodeWithinSendBound(
+                  context,
+                  inference.ModelStreamInferResponse,
+                  { error_message: "", infer_response },
+                  encoded,
+                ),
+              );
+            } catch (error) {
+              writeFailure(error);
+            }
+            if (final) done();
+          },
+          end() {
+            if (emptyFinal) {
+              write({
+                error_message: "",
+                infer_response: {
+                  id,
+                  model_name: request.model_name,
+                  model_version: request.model_version,
+                  parameters: { triton_final_response: { bool_param: true } },
+                },
+              });
+            }
+            done();
+          },
+          error(error) {
+            if (errorMode && failedAfterIssue(error)) endWithError(error, request);
+            else writeFailure(error);
+            done();
+          },
+        });
+        return;
+      }
       runInfer(context, request, controller.signal)
         .then(
           (response) => {
@@ -141,4 +211,13 @@ export function serveStream(context: InferContext, call: StreamCall): Promise<vo
     call.on("cancelled", gone);
     call.on("error", gone);
   });
+}
+
+/** Whether the request's model is decoupled; a lookup that fails is left to the ordinary path to report. */
+function isDecoupled(context: InferContext, request: ModelInferRequest): boolean {
+  try {
+    return context.core.isDecoupled(request.model_name, versionFromString(request.model_version));
+  } catch {
+    return false;
+  }
 }

@@ -27,4 +27,10 @@ export type FrontEndCore = {
   readonly [M in FrontEndCoreMethod]: (
     ...args: Parameters<InferenceCore[M]>
   ) => Later<Awaited<ReturnType<InferenceCore[M]>>>;
+} & {
+  /**
+   * Streams a request's responses (generate, generate_stream): the main thread's core only; a front-end
+   * thread's proxy has none yet, and its generate endpoints answer 501.
+   */
+  readonly inferStream?: InferenceCore["inferStream"];
 };

@@ -34,6 +34,7 @@ import {
   setCorsResponseHeaders,
 } from "./cors.js";
 import type { FrontEndCore } from "./front-end-core.js";
+import { handleGenerate } from "./generate-handler.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
@@ -188,7 +189,13 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       `${count} more error${count === 1 ? "" : "s"} in the last ${period}, not written one by one: ${groups}`,
   });
 
-  const finish = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
+  /** Logs and answers a failure; `answer` writes the body (Triton's shape unless told otherwise). */
+  const finish = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    error: unknown,
+    answer: (res: ServerResponse, status: number, message: string, error: unknown) => void = sendError,
+  ) => {
     const { status, message: whole } = describeError(error);
     // A name from the URL is echoed cut short (core/echo-text.ts), and no message grows past a bound.
     const message = clipForLog(truncateEchoesIn(whole, urlSegments(req.url ?? "")), MAX_ERROR_MESSAGE_CHARS);
@@ -202,7 +209,7 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       );
     // A body refused before it was read whole: answered now, what still arrives is discarded.
     discardUnread(req);
-    sendError(res, status, message);
+    answer(res, status, message, error);
   };
 
   const releaseSocket = (res: ServerResponse): void => {
@@ -324,6 +331,8 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return;
     }
     if (route.kind === "model-infer") void handleInfer(context, route, req, res);
+    else if (route.kind === "model-generate" || route.kind === "model-generate-stream")
+      void handleGenerate(context, route, req, res, route.kind === "model-generate-stream");
     else void handleApiRequest(context, route, req, res);
   };
 

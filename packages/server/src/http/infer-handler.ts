@@ -5,6 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Cancellation } from "../core/cancel-signal.js";
+import { DecoupledModelError, ServerError } from "../core/server-error.js";
+import type { InferenceResponse } from "../core/types.js";
 import { readBody } from "./body-reader.js";
 import type { BufferHold } from "./buffer-budget.js";
 import { compressBody, negotiateEncoding } from "./compression.js";
@@ -17,6 +19,8 @@ import type { Route } from "./router.js";
 import type { JsonDecodePool } from "./threads/json-decode-pool.js";
 
 const HEADER_LENGTH = "inference-header-content-length";
+/** Triton's words for /infer to a decoupled model: its responses need generate_stream (or gRPC's stream). */
+export const DECOUPLED_REFUSED = "HTTP end point doesn't support models with decoupled transaction policy";
 /** What std::stoi reads: leading whitespace, a sign, decimal digits (anything after them is ignored). */
 const STOI = /^[ \t\n\v\f\r]*([+-]?[0-9]+)/;
 const INT32_MIN = -2147483648;
@@ -109,7 +113,13 @@ async function serveInfer(
     headerLength >= context.jsonDecodeMinBytes
       ? await context.jsonDecoder.decode(body, decodeOptions)
       : decodeInferRequest(body, decodeOptions);
-  const response = await core.infer(decoded.request);
+  let response: InferenceResponse;
+  try {
+    response = await core.infer(decoded.request);
+  } catch (error) {
+    if (error instanceof DecoupledModelError) throw new ServerError("UNSUPPORTED", DECOUPLED_REFUSED);
+    throw error;
+  }
   const encoded = encodeInferResponse(response, decoded);
   if (res.destroyed) return;
   const headers: Record<string, string | number> = {

@@ -19,6 +19,8 @@ export const ROUTE_CATEGORY: Readonly<Record<RouteKind, RestrictedCategory>> = {
   "model-ready": "health",
   "model-config": "model-config",
   "model-infer": "inference",
+  "model-generate": "inference",
+  "model-generate-stream": "inference",
   "model-stats": "statistics",
   "all-stats": "statistics",
   "repository-index": "model-repository",

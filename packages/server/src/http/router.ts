@@ -12,6 +12,8 @@ export type RouteKind =
   | "model-ready"
   | "model-config"
   | "model-infer"
+  | "model-generate"
+  | "model-generate-stream"
   | "model-stats"
   | "all-stats"
   | "repository-index"
@@ -41,6 +43,8 @@ const MODEL_ACTIONS: Readonly<Record<string, RouteKind>> = {
   ready: "model-ready",
   config: "model-config",
   infer: "model-infer",
+  generate: "model-generate",
+  generate_stream: "model-generate-stream",
   stats: "model-stats",
 };
 
@@ -139,6 +143,8 @@ function sharedMemoryRoute(parts: readonly string[]): Route | undefined {
 export function methodAllowed(route: Route, method: string | undefined): boolean {
   switch (route.kind) {
     case "model-infer":
+    case "model-generate":
+    case "model-generate-stream":
     case "repository-index":
     case "repository-load":
     case "repository-unload":

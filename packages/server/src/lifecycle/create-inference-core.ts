@@ -178,6 +178,16 @@ export async function createInferenceCore(options: InferenceCoreOptions): Promis
         throw new ServerError("UNAVAILABLE", "Server is stopping, no new inference requests are accepted");
       return router.run(request);
     },
+    inferStream(request, sink) {
+      if (closed) {
+        sink.error(
+          new ServerError("UNAVAILABLE", "Server is stopping, no new inference requests are accepted"),
+        );
+        return;
+      }
+      router.runStream(request, sink);
+    },
+    isDecoupled: (model, version) => router.resolve(model, version).served.decoupled === true,
     modelStatistics(model, version): readonly ModelStatistics[] {
       if (model === undefined || model === "") return router.readyVersions().map((v) => v.stats.statistics());
       // Triton's TRITONSERVER_ServerModelStatistics: INVALID_ARG for a model with no ready version, and for

@@ -22,6 +22,8 @@ import { ServerError } from "../core/server-error.js";
 import { statusText } from "../core/status-text.js";
 import type { TraceFn } from "../core/trace.js";
 import type { TensorData } from "../core/types.js";
+import { createGenerationScheduler } from "../generation/generation-scheduler.js";
+import { prepareGenerator } from "../generation/generator-loader.js";
 import { createInstancePool, instanceInits } from "../instances/instance-pool.js";
 import { startModelInstance } from "../instances/model-instance.js";
 import type { GpuExecutionProvider } from "../instances/worker-protocol.js";
@@ -29,6 +31,7 @@ import { autoCompleteConfig, needsAutoComplete, type OnnxModelInfo } from "../re
 import {
   ENSEMBLE_PLATFORM,
   fillModelIdentity,
+  GENERATOR_BACKEND,
   normalizeInstanceGroups,
   normalizeModelConfig,
 } from "../repository/config-normalize.js";
@@ -269,7 +272,9 @@ async function loadOnnxVersion(
   let handedOver = false;
   try {
     const model: OnnxModelInfo = first.info;
-    if (ctx.autoComplete && needsAutoComplete(config)) {
+    // A generator's config describes its requests, not its step model: nothing to complete from the model.
+    const generator = config.backend === GENERATOR_BACKEND;
+    if (ctx.autoComplete && !generator && needsAutoComplete(config)) {
       const problem = autoCompleteConfig(config, model, ctx.logger);
       if (problem) fail(problem);
     }
@@ -277,7 +282,9 @@ async function loadOnnxVersion(
     const problem = validateSchedulingConfig(config) ?? validateIoConfig(config);
     if (problem) fail(problem);
     const spec = modelSpecFromConfig(config);
-    const mismatch = checkConfigAgainstModel(spec, model);
+    const decoupled = config.model_transaction_policy?.decoupled === true;
+    const generation = generator ? await prepareGenerator(dir, spec, decoupled, model) : undefined;
+    const mismatch = generator ? undefined : checkConfigAgainstModel(spec, model);
     if (mismatch) fail(mismatch);
     const labels = await readLabels(dir, spec);
     // Read before the pool starts: a bad file must fail the load with nothing left running.
@@ -293,7 +300,7 @@ async function loadOnnxVersion(
         logger: ctx.logger,
         // Without dynamic batching a batch is one request, final when sent: let the next one wait in the
         // instance's thread, so the session never idles for a round trip to the main thread.
-        depth: spec.dynamicBatching === undefined ? 2 : 1,
+        depth: spec.dynamicBatching === undefined && !generator ? 2 : 1,
         onIdle: () => scheduler?.instanceIdle(),
         // A sequence model's states live in its instances' threads: the batcher learns which are gone.
         onInstanceLost: (loss) => scheduler?.instanceLost?.(loss),
@@ -310,31 +317,41 @@ async function loadOnnxVersion(
       first,
     );
     const sequence = spec.sequenceBatching;
-    scheduler = sequence
-      ? createSequenceBatchScheduler({
-          spec: { ...spec, sequenceBatching: sequence },
-          version: entry.version,
-          pool,
-          instanceCount: inits.length,
-          clock: ctx.clock,
-          stats: entry.stats,
-          logger: ctx.logger,
-          initialStates,
-          labels,
-          maxPendingRequests: ctx.maxPendingRequests,
-          crashParameter: ctx.crashParameter,
-        })
-      : createModelScheduler({
+    scheduler = generation
+      ? createGenerationScheduler({
           spec,
           version: entry.version,
+          ...generation,
           pool,
           clock: ctx.clock,
           stats: entry.stats,
-          labels,
-          trace: ctx.trace,
-          crashParameter: ctx.crashParameter,
           maxPendingRequests: ctx.maxPendingRequests,
-        });
+        })
+      : sequence
+        ? createSequenceBatchScheduler({
+            spec: { ...spec, sequenceBatching: sequence },
+            version: entry.version,
+            pool,
+            instanceCount: inits.length,
+            clock: ctx.clock,
+            stats: entry.stats,
+            logger: ctx.logger,
+            initialStates,
+            labels,
+            maxPendingRequests: ctx.maxPendingRequests,
+            crashParameter: ctx.crashParameter,
+          })
+        : createModelScheduler({
+            spec,
+            version: entry.version,
+            pool,
+            clock: ctx.clock,
+            stats: entry.stats,
+            labels,
+            trace: ctx.trace,
+            crashParameter: ctx.crashParameter,
+            maxPendingRequests: ctx.maxPendingRequests,
+          });
     if (config.model_warmup?.length) {
       // READY only once every warmup sample ran; a failure closes what was started and fails the version.
       await runWarmup(config, spec, scheduler, dir, ctx.clock).catch(async (error: unknown) => {
@@ -342,7 +359,7 @@ async function loadOnnxVersion(
         throw error;
       });
     }
-    return { config, spec, scheduler };
+    return { config, spec, scheduler, decoupled };
   } finally {
     if (!handedOver) await first.instance.close();
   }

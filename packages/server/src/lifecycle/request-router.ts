@@ -5,8 +5,8 @@
  * metadata, config, statistics) looks the version up here too, so all of them agree on which one serves.
  */
 import type { Clock } from "../core/clock.js";
-import { ServerError } from "../core/server-error.js";
-import type { InferenceRequest, InferenceResponse } from "../core/types.js";
+import { DecoupledModelError, ServerError } from "../core/server-error.js";
+import type { InferenceRequest, InferenceResponse, ResponseSink } from "../core/types.js";
 import type { SecondaryStats, ValidatedRequest } from "../scheduler/scheduler.js";
 import type { ModelLifecycle } from "./model-lifecycle.js";
 import { validateRequest } from "./request-validation.js";
@@ -25,6 +25,8 @@ export interface RequestRouter {
   readyVersions(model?: string): VersionEntry[];
   /** Resolves, validates and runs one request; `secondary` also sees its success (an ensemble step). */
   run(request: InferenceRequest, secondary?: SecondaryStats): Promise<InferenceResponse>;
+  /** Resolves, validates and runs one request whose responses go to `sink` (any model, decoupled or not). */
+  runStream(request: InferenceRequest, sink: ResponseSink): void;
 }
 
 export interface RequestRouterOptions {
@@ -69,6 +71,21 @@ export function createRequestRouter(options: RequestRouterOptions): RequestRoute
     return current;
   };
 
+  /** The request checked against the version's config; a failure counts in the version's statistics. */
+  const validate = (
+    entry: VersionEntry,
+    served: ServedVersion,
+    request: InferenceRequest,
+    startNs: number,
+  ): ValidatedRequest => {
+    try {
+      return validateRequest(served.spec, request, options.maxBytesTensorElements);
+    } catch (error) {
+      entry.stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
+      throw error;
+    }
+  };
+
   return {
     resolve,
     readyVersions(model) {
@@ -84,14 +101,29 @@ export function createRequestRouter(options: RequestRouterOptions): RequestRoute
     run(request, secondary) {
       const startNs = clock.nowNs();
       const { entry, served } = resolve(request.model, request.version);
+      if (served.decoupled === true) throw new DecoupledModelError(request.model);
+      return served.scheduler.submit(validate(entry, served, request, startNs), startNs, secondary);
+    },
+    runStream(request, sink) {
+      const startNs = clock.nowNs();
       let validated: ValidatedRequest;
+      let scheduler: ServedVersion["scheduler"];
       try {
-        validated = validateRequest(served.spec, request, options.maxBytesTensorElements);
+        const { entry, served } = resolve(request.model, request.version);
+        validated = validate(entry, served, request, startNs);
+        scheduler = served.scheduler;
       } catch (error) {
-        entry.stats.requestFailed(clock.nowNs() - startNs, "OTHER", clock.epochMs());
-        throw error;
+        sink.error(error);
+        return;
       }
-      return served.scheduler.submit(validated, startNs, secondary);
+      if (scheduler.submitStream !== undefined) {
+        scheduler.submitStream(validated, startNs, sink);
+        return;
+      }
+      scheduler.submit(validated, startNs).then(
+        (response) => sink.response(response, true),
+        (error: unknown) => sink.error(error),
+      );
     },
   };
 }

@@ -13,6 +13,8 @@ export interface ServedVersion {
   readonly config: ModelConfig;
   readonly spec: ModelSpec;
   readonly scheduler: Scheduler;
+  /** `model_transaction_policy { decoupled: true }`: answered through streams only. */
+  readonly decoupled?: boolean;
 }
 
 export type VersionState =

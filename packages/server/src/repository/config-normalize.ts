@@ -10,6 +10,8 @@ import { normalizeSequenceBatching } from "./sequence-batching.js";
 export const ONNX_PLATFORM = "onnxruntime_onnx";
 export const ONNX_BACKEND = "onnxruntime";
 export const ENSEMBLE_PLATFORM = "ensemble";
+/** The generation backend (generation/): a step model run once per token by the server's decoding loop. */
+export const GENERATOR_BACKEND = "tbench_generator";
 
 /**
  * Fills what Triton fills before anything else: the name from the directory, backend/platform for ONNX

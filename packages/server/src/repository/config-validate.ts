@@ -10,7 +10,7 @@ import {
   type ModelOutput,
   type ModelQueuePolicy,
 } from "@tbench/proto";
-import { ENSEMBLE_PLATFORM, ONNX_BACKEND, ONNX_PLATFORM } from "./config-normalize.js";
+import { ENSEMBLE_PLATFORM, GENERATOR_BACKEND, ONNX_BACKEND, ONNX_PLATFORM } from "./config-normalize.js";
 import { int64List, int64Value } from "./config-numbers.js";
 import { validateSequenceBatching } from "./sequence-batching.js";
 
@@ -35,10 +35,13 @@ export function validateModelIdentity(config: ModelConfig, directoryName: string
   if (backend === ONNX_BACKEND && platform !== ONNX_PLATFORM) {
     return `unexpected 'platform' and 'backend' pair, got:${platform}, ${backend}`;
   }
-  if (backend !== "" && backend !== ONNX_BACKEND) {
+  if (backend === GENERATOR_BACKEND && platform !== "") {
+    return `unexpected 'platform' and 'backend' pair, got:${platform}, ${backend}`;
+  }
+  if (backend !== "" && backend !== ONNX_BACKEND && backend !== GENERATOR_BACKEND) {
     return (
       `unable to find backend library for backend '${backend}' of model '${name}': ` +
-      `tbench-server serves backend '${ONNX_BACKEND}' (platform '${ONNX_PLATFORM}') and ensembles only`
+      `tbench-server serves backends '${ONNX_BACKEND}' (platform '${ONNX_PLATFORM}') and '${GENERATOR_BACKEND}', and ensembles`
     );
   }
   if ((config.max_batch_size ?? 0) < 0) {

@@ -5,7 +5,7 @@
  * (lifecycle/request-validation.ts), so a scheduler only ever sees a ValidatedRequest.
  */
 import type { ServerError } from "../core/server-error.js";
-import type { InferenceRequest, InferenceResponse, Tensor } from "../core/types.js";
+import type { InferenceRequest, InferenceResponse, ResponseSink, Tensor } from "../core/types.js";
 import type { InstanceLoss } from "../instances/instance-pool.js";
 import type { TensorSpec } from "../repository/model-spec.js";
 import type { ModelStatsCollector } from "../stats/model-stats.js";
@@ -40,6 +40,11 @@ export interface Scheduler {
    * aggregator: an ensemble sums its member requests' compute times this way).
    */
   submit(request: ValidatedRequest, startNs: number, secondary?: SecondaryStats): Promise<InferenceResponse>;
+  /**
+   * A scheduler that answers many times per request (a decoupled model's) streams them to `sink`; without
+   * it, a streamed request gets submit's one response, final.
+   */
+  submitStream?(request: ValidatedRequest, startNs: number, sink: ResponseSink): void;
   /** Graceful: stops accepting, answers every accepted request, then ends what it owns. Idempotent. */
   close(): Promise<void>;
   /** Now: fails every request still queued (UNAVAILABLE), ends what it owns. Idempotent. */

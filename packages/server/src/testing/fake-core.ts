@@ -195,6 +195,17 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
       const model = lookup(name, version);
       return { name, platform: "onnxruntime_onnx", max_batch_size: model.maxBatchSize };
     },
+    inferStream(request, sink) {
+      // The fake models are not decoupled: one response, final.
+      core.infer(request).then(
+        (response) => sink.response(response, true),
+        (error: unknown) => sink.error(error),
+      );
+    },
+    isDecoupled(name, version) {
+      lookup(name, version);
+      return false;
+    },
     async infer(request: InferenceRequest): Promise<InferenceResponse> {
       core.received.push(request);
       const model = lookup(request.model, request.version);

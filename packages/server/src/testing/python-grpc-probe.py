@@ -234,6 +234,35 @@ def main() -> int:
     step("sequence_no_start", lambda: infer_result(infer(
         sequence_request("sequence_accumulator", 1, 424242), timeout=timeout_s)))
 
+    # A decoupled model (the bundled generator) on the stream: a response per token, each with
+    # triton_final_response (the request asks for an empty final response too); ModelInfer refused.
+    def generator_request(prompt, tokens):
+        request = pb.ModelInferRequest(model_name="char_generator", id="py-gen")
+        request.inputs.add(name="text_input", datatype="BYTES", shape=[1, 1]).contents.bytes_contents.append(
+            prompt.encode())
+        request.inputs.add(name="stream", datatype="BOOL", shape=[1, 1]).contents.bool_contents.append(True)
+        request.inputs.add(name="max_tokens", datatype="INT32", shape=[1, 1]).contents.int_contents.append(tokens)
+        request.parameters["triton_enable_empty_final_response"].bool_param = True
+        return request
+
+    def decoupled_stream():
+        call = channel.stream_stream(
+            "/inference.GRPCInferenceService/ModelStreamInfer",
+            request_serializer=pb.ModelInferRequest.SerializeToString,
+            response_deserializer=pb.ModelStreamInferResponse.FromString,
+        )
+        answers = []
+        for response in call(iter([generator_request("Hello", 4)]), timeout=timeout_s):
+            r = response.infer_response
+            text = r.raw_output_contents[0][4:].decode() if r.raw_output_contents else None
+            answers.append({"id": r.id, "text": text,
+                            "final": r.parameters["triton_final_response"].bool_param,
+                            "error": response.error_message})
+        return {"answers": answers}
+
+    step("decoupled_stream", decoupled_stream)
+    step("decoupled_unary", lambda: infer_result(infer(generator_request("Hello", 4), timeout=timeout_s)))
+
     step("repository_index", lambda: as_dict(
         method("RepositoryIndex", pb.RepositoryIndexRequest, pb.RepositoryIndexResponse)(
             pb.RepositoryIndexRequest(), timeout=timeout_s)))
