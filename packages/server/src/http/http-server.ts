@@ -38,10 +38,12 @@ import { handleGenerate } from "./generate-handler.js";
 import { describeError, errorBody, HttpError } from "./http-error.js";
 import { type HttpTlsOptions, httpsOptions } from "./http-tls.js";
 import { abortClientRequest, type HandlerContext, handleInfer } from "./infer-handler.js";
+import { createOpenAiFrontEnd } from "./openai/openai-endpoint.js";
+import { OpenAiError, sendOpenAiError } from "./openai/openai-error.js";
 import { createRejectionLog } from "./rejection-log.js";
 import { sendError } from "./respond.js";
 import { restrictionRefusal } from "./restricted-routes.js";
-import { matchRoute, methodAllowed } from "./router.js";
+import { isOpenAiPath, isOpenAiRoute, matchRoute, methodAllowed } from "./router.js";
 import { createJsonDecodePool, DEFAULT_JSON_DECODE_MIN_BYTES } from "./threads/json-decode-pool.js";
 
 /** The longest error message an HTTP answer carries (client text inside is cut first, to 256 characters). */
@@ -267,6 +269,12 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
     fail: finish,
   };
 
+  // /v1 (OpenAI-compatible) answers its errors, the front end's refusals included, in OpenAI's shape.
+  const openAi = createOpenAiFrontEnd({
+    ...context,
+    fail: (req, res, error) => finish(req, res, error, sendOpenAiError),
+  });
+
   /**
    * A request that arrives once close() has begun: 503 with `Connection: close`, not counted by the drain.
    * Answered once its body is in (discarded, for at most the discard grace): closing a connection with
@@ -317,20 +325,24 @@ export async function createHttpFrontEnd(options: HttpFrontEndOptions): Promise<
       return;
     }
     if (route === undefined) {
-      finish(req, res, new HttpError(404, "Not Found"));
+      const url = req.url ?? "/";
+      if (isOpenAiPath(url))
+        openAi.fail(req, res, new OpenAiError(404, `Invalid URL (${req.method} ${url.split("?")[0]})`));
+      else finish(req, res, new HttpError(404, "Not Found"));
       return;
     }
     // Triton checks the restriction first, before the method: a restricted endpoint reveals nothing.
     const refusal = restricted ? restrictionRefusal(restrictedApis, route.kind, req) : undefined;
     if (refusal !== undefined) {
-      finish(req, res, refusal);
+      (isOpenAiRoute(route.kind) ? openAi.fail : finish)(req, res, refusal);
       return;
     }
     if (!methodAllowed(route, req.method)) {
-      finish(req, res, new HttpError(405, "Method Not Allowed"));
+      (isOpenAiRoute(route.kind) ? openAi.fail : finish)(req, res, new HttpError(405, "Method Not Allowed"));
       return;
     }
     if (route.kind === "model-infer") void handleInfer(context, route, req, res);
+    else if (isOpenAiRoute(route.kind)) void openAi.handle(route, req, res);
     else if (route.kind === "model-generate" || route.kind === "model-generate-stream")
       void handleGenerate(context, route, req, res, route.kind === "model-generate-stream");
     else void handleApiRequest(context, route, req, res);

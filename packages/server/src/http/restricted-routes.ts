@@ -30,6 +30,12 @@ export const ROUTE_CATEGORY: Readonly<Record<RouteKind, RestrictedCategory>> = {
   "cuda-shared-memory": "shared-memory",
   "trace-setting": "trace",
   logging: "logging",
+  // The OpenAI-compatible endpoint: listing models is metadata (Triton's own OpenAI frontend files
+  // GET /v1/models under model-repository), completions are inference.
+  "openai-models": "metadata",
+  "openai-model": "metadata",
+  "openai-completions": "inference",
+  "openai-chat-completions": "inference",
 };
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Maps a request path to a KServe v2 endpoint by splitting it on "/" once: no regular expressions and no
  * closures per request. Model names are percent-decoded; versions must be all digits (as Triton's route).
+ * `/v1/...` paths are the OpenAI-compatible endpoint's (http/openai/).
  */
 
 /** The endpoints of the HTTP API. */
@@ -22,7 +23,11 @@ export type RouteKind =
   | "system-shared-memory"
   | "cuda-shared-memory"
   | "trace-setting"
-  | "logging";
+  | "logging"
+  | "openai-models"
+  | "openai-model"
+  | "openai-completions"
+  | "openai-chat-completions";
 
 /** A matched endpoint with the model and version named in its path. */
 export interface Route {
@@ -92,6 +97,7 @@ export function matchRoute(url: string): Route | undefined {
   const query = url.indexOf("?");
   const path = query < 0 ? url : url.slice(0, query);
   const parts = path.split("/");
+  if (parts[0] === "" && parts[1] === "v1") return openAiRoute(parts);
   if (parts[0] !== "" || parts[1] !== "v2") return undefined;
   if (parts.length === 2) return { kind: "server-metadata", model: "", version: undefined };
   const section = parts[2];
@@ -123,6 +129,31 @@ export function matchRoute(url: string): Route | undefined {
   return undefined;
 }
 
+/** `/v1/models[/{model}]`, `/v1/completions`, `/v1/chat/completions`: the OpenAI-compatible endpoint. */
+function openAiRoute(parts: readonly string[]): Route | undefined {
+  const none = { model: "", version: undefined };
+  if (parts.length === 3 && parts[2] === "models") return { kind: "openai-models", ...none };
+  if (parts.length === 3 && parts[2] === "completions") return { kind: "openai-completions", ...none };
+  if (parts.length === 4 && parts[2] === "chat" && parts[3] === "completions")
+    return { kind: "openai-chat-completions", ...none };
+  if (parts.length === 4 && parts[2] === "models") {
+    const model = decode(parts[3]!);
+    if (model === undefined || model === "") return undefined;
+    return { kind: "openai-model", model, version: undefined };
+  }
+  return undefined;
+}
+
+/** Whether an endpoint is the OpenAI-compatible one's (its errors take OpenAI's shape). */
+export function isOpenAiRoute(kind: RouteKind): boolean {
+  return kind.startsWith("openai-");
+}
+
+/** Whether a URL is under `/v1`, matched or not: its 404 takes OpenAI's shape. */
+export function isOpenAiPath(url: string): boolean {
+  return url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?");
+}
+
 /** `/v2/{system,cuda}sharedmemory[/region/{r}]/{status,register,unregister}`, as Triton routes them. */
 function sharedMemoryRoute(parts: readonly string[]): Route | undefined {
   const kind = parts[2] === "systemsharedmemory" ? "system-shared-memory" : "cuda-shared-memory";
@@ -145,6 +176,8 @@ export function methodAllowed(route: Route, method: string | undefined): boolean
     case "model-infer":
     case "model-generate":
     case "model-generate-stream":
+    case "openai-completions":
+    case "openai-chat-completions":
     case "repository-index":
     case "repository-load":
     case "repository-unload":
