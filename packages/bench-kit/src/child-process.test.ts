@@ -55,7 +55,10 @@ describe("bench kit: a server in a child process", () => {
     });
     // The tail is checked above (quitter); here the line may not be out yet on a loaded machine when the
     // 300 ms run out (node's own start can take that long), so it is optional.
-    await assert.rejects(slow, /^Error: sleeper: not ready after 300 ms; its output ends:\n(still loading\n)?$/);
+    await assert.rejects(
+      slow,
+      /^Error: sleeper: not ready after 300 ms; its output ends:\n(still loading\n)?$/,
+    );
   });
 
   it("reads tbench-server's addresses from its startup lines, once every front end asked for started", () => {
