@@ -37,7 +37,7 @@ export const SYSTEM_TOOLS = {
     probe: ["protoc", "--version"],
   },
   chromium: {
-    adds: "`tbench report`'s HTML page is opened in a real browser and its charts are checked as drawn",
+    adds: "`tbench report`'s HTML page is opened in a real browser and its charts are checked as drawn; the browser example (examples/browser) classifies through tbench-server with CORS on and is blocked with it off",
     debian: ["chromium"],
     macos: "brew install --cask chromium",
     probe: ["chromium", "--version"],

@@ -2,19 +2,16 @@
 // is not one colour and the page logs nothing to the console. Skipped without chromium, except under
 // .ci/run, which installs it and requires it (scripts/system-tools.ts).
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { inflateSync } from "node:zlib";
+import { runHeadlessChromium } from "../../../../scripts/testing/headless-chromium.js";
 import { skipWithout } from "../../../../scripts/testing/system-tools.js";
 import type { ChartRun } from "./chart-data.js";
 import { renderHtmlReport } from "./html-report.js";
-
-const run = promisify(execFile);
 
 /** Distinct RGBA colours of an 8-bit RGB or RGBA, non-interlaced PNG (what chromium writes). */
 function pngColours(png: Buffer): Set<number> {
@@ -79,30 +76,12 @@ async function openInChromium(html: string, name: string): Promise<PageOutcome> 
   const page = join(dir, `${name}.html`);
   const shot = join(dir, `${name}.png`);
   await writeFile(page, html);
-  const args = [
-    "--headless",
-    "--disable-gpu",
-    `--user-data-dir=${join(dir, `profile-${name}`)}`,
-    "--enable-logging=stderr",
-    "--v=0",
+  const { console: logged } = await runHeadlessChromium(join(dir, `profile-${name}`), [
     `--screenshot=${shot}`,
     "--window-size=900,1400",
     pathToFileURL(page).href,
-  ];
-  // Chromium's sandbox refuses to run as root (CI containers).
-  if (process.getuid?.() === 0) args.unshift("--no-sandbox");
-  let stderr: string;
-  try {
-    ({ stderr } = await run("chromium", args, { timeout: 25_000 }));
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === "ENOENT") {
-      assert.fail("chromium is not installed: .ci/run installs Debian's chromium (apt-get install chromium)");
-    }
-    throw new Error(`chromium failed: ${e.message}\n${e.stderr ?? ""}`);
-  }
-  const consoleLines = stderr.split("\n").filter((l) => /:CONSOLE[:(]|Uncaught/.test(l));
-  return { colours: pngColours(await readFile(shot)), console: consoleLines };
+  ]);
+  return { colours: pngColours(await readFile(shot)), console: logged };
 }
 
 const runs: ChartRun[] = [
