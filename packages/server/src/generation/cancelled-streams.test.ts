@@ -41,9 +41,10 @@ function run(core: InferenceCore, signal: Cancellation, maxTokens: number, cance
     let responses = 0;
     if (cancelAfter === 0) signal.abort();
     core.inferStream(request(signal, maxTokens), {
-      response(_response: InferenceResponse) {
+      response(_response: InferenceResponse, final: boolean) {
         responses++;
-        if (responses === cancelAfter) signal.abort();
+        if (final) resolve({ ended: "end", responses });
+        else if (responses === cancelAfter) signal.abort();
       },
       end: () => resolve({ ended: "end", responses }),
       error: (error) => resolve({ ended: "error", responses, error: (error as Error).message }),
@@ -98,7 +99,10 @@ describe("10,000 cancelled generation streams", { timeout: 600_000 }, () => {
     const text: string[] = [];
     await new Promise<void>((resolve, reject) =>
       core.inferStream(request(new Cancellation(), 3), {
-        response: (r) => text.push(bytesDataToStrings(r.outputs[0]!.data as BytesData)[0]!),
+        response: (r, final) => {
+          text.push(bytesDataToStrings(r.outputs[0]!.data as BytesData)[0]!);
+          if (final) resolve();
+        },
         end: resolve,
         error: reject,
       }),
