@@ -14,7 +14,7 @@ import type * as grpcJs from "@grpc/grpc-js";
 import { BUNDLED_MODEL_REPOSITORY } from "@tbench/model-builder";
 import { GRPC_STATUS } from "@tbench/proto";
 import { type RunningServer, startServer } from "./server.js";
-import { type Any, createTestClient } from "./testing/grpc-test-client.js";
+import { type Any, createTestClient, unary } from "./testing/grpc-test-client.js";
 import { createRecordingLogger } from "./testing/test-fixtures.js";
 
 const MODEL = "char_generator";
@@ -258,6 +258,42 @@ describe("streamed generation over HTTP and gRPC", { timeout: 180_000 }, () => {
         .model_stats[0]!;
     const sizes = (await statistics()).batch_stats.map((b) => b.batch_size);
     assert.ok(Math.max(...sizes) > 1, `steps batched several streams: ${sizes.join(",")}`);
+  });
+
+  test("statistics count each response at its index (response_stats) over HTTP and gRPC; ordinary models have none", async () => {
+    const statsOf = async (model: string) =>
+      ((await (await fetch(`${server.httpUrl}/v2/models/${model}/stats`)).json()) as Any).model_stats[0];
+    const successAt = (stats: Any, key: string) => Number(stats.response_stats[key]?.success.count ?? 0);
+    const before = await statsOf(MODEL);
+    const events = sseEvents(
+      (await post("generate_stream", { text_input: "abc", stream: true, max_tokens: 3 })).text,
+    );
+    assert.equal(events.length, 3);
+    const after = await statsOf(MODEL);
+    for (const key of ["0", "1", "2"]) assert.equal(successAt(after, key), successAt(before, key) + 1, key);
+    // Triton's member order: response_stats between inference_stats and batch_stats.
+    assert.deepEqual(Object.keys(after), [
+      "name",
+      "version",
+      "last_inference",
+      "inference_count",
+      "execution_count",
+      "inference_stats",
+      "response_stats",
+      "batch_stats",
+      "memory_usage",
+    ]);
+    assert.deepEqual(Object.keys(after.response_stats["0"]), [
+      "compute_infer",
+      "compute_output",
+      "success",
+      "fail",
+      "empty_response",
+      "cancel",
+    ]);
+    assert.deepEqual((await statsOf("simple")).response_stats, {});
+    const overGrpc = (await unary(grpc, "ModelStatistics", { name: MODEL })).model_stats[0];
+    assert.equal(Number(overGrpc.response_stats["2"].success.count), successAt(after, "2"));
   });
 
   test("a client that goes away mid-stream is cancelled; the server keeps serving", async () => {

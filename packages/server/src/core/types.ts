@@ -123,6 +123,11 @@ export interface ModelStatistics {
     readonly cache_hit: StatisticDuration;
     readonly cache_miss: StatisticDuration;
   };
+  /**
+   * Per response index ("0", "1", ...) of a model's requests, for models that send several responses (a
+   * decoupled model's backend reports them); empty for the others, as in Triton.
+   */
+  readonly response_stats: Readonly<Record<string, ResponseStatistics>>;
   readonly batch_stats: readonly {
     readonly batch_size: number;
     readonly compute_input: StatisticDuration;
@@ -130,6 +135,16 @@ export interface ModelStatistics {
     readonly compute_output: StatisticDuration;
   }[];
   readonly memory_usage: readonly unknown[];
+}
+
+/** Triton's InferResponseStatistics: the responses sent at one index of their requests. */
+export interface ResponseStatistics {
+  readonly compute_infer: StatisticDuration;
+  readonly compute_output: StatisticDuration;
+  readonly success: StatisticDuration;
+  readonly fail: StatisticDuration;
+  readonly empty_response: StatisticDuration;
+  readonly cancel: StatisticDuration;
 }
 
 /** What the front ends call. One implementation lives in the core; tests may provide fakes. */

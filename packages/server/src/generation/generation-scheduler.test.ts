@@ -292,6 +292,22 @@ describe("generation scheduler", () => {
     assert.equal(s.inference_stats.fail.count, 1);
     assert.equal(s.inference_stats.success.count, 1);
     assert.equal(s.inference_count, 2, "a request counts once, however many steps it ran");
+    // Per response index: both sent two (a's second came from the step it was cancelled in), then b its
+    // third while a was cancelled waiting for its own.
+    const r = s.response_stats;
+    assert.deepEqual(Object.keys(r), ["0", "1", "2"]);
+    assert.deepEqual(
+      ["0", "1", "2"].map((k) => r[k]!.success.count),
+      [2, 2, 1],
+    );
+    assert.deepEqual(
+      ["0", "1", "2"].map((k) => [r[k]!.cancel.count, r[k]!.fail.count, r[k]!.compute_output.count]),
+      [
+        [0, 0, 2],
+        [0, 0, 2],
+        [1, 0, 1],
+      ],
+    );
   });
 
   it("refuses bad requests with what was expected and given, and too many waiting streams", async () => {

@@ -73,6 +73,9 @@ interface Stream {
   /** It has run a step (it no longer waits); `firstStepNs` is when (queue time ends there). */
   started: boolean;
   firstStepNs: number;
+  /** The index of its next response, and when the time to make it began (the previous one's end). */
+  responses: number;
+  responseStartNs: number;
   times: { computeInputNs: number; computeInferNs: number; computeOutputNs: number };
   done: boolean;
 }
@@ -124,7 +127,9 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
   const fail = (stream: Stream, error: unknown, reason: FailureReason) => {
     if (stream.done) return;
     remove(stream);
-    stats.requestFailed(clock.nowNs() - stream.startNs, reason, clock.epochMs());
+    const now = clock.nowNs();
+    stats.requestFailed(now - stream.startNs, reason, clock.epochMs());
+    stats.responseFailed(stream.responses, now - stream.responseStartNs, reason === "CANCELED");
     stream.sink.error(error);
   };
 
@@ -151,6 +156,18 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
     };
   };
 
+  /** Sends one response of `stream` and counts it in the response statistics at its index. */
+  const send = (stream: Stream, text: string, final: boolean, reason?: FinishReason) => {
+    const outputStartNs = clock.nowNs();
+    stream.sink.response(response(stream, text, reason), final);
+    const endNs = clock.nowNs();
+    stats.responseSent(stream.responses++, {
+      computeInferNs: outputStartNs - stream.responseStartNs,
+      computeOutputNs: endNs - outputStartNs,
+    });
+    stream.responseStartNs = endNs;
+  };
+
   /**
    * Ends `stream` with one final response: streamed, the text not yet sent (possibly empty, so the final
    * counts and the reason always arrive); whole, all of it.
@@ -161,11 +178,11 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
     const queueNs = (stream.started ? stream.firstStepNs : now) - stream.enqueueNs;
     stats.requestSucceeded(now - stream.startNs, queueNs, stream.times, clock.epochMs());
     if (stream.options.stream) {
-      stream.sink.response(response(stream, text.slice(stream.sent), reason), true);
+      send(stream, text.slice(stream.sent), true, reason);
       return;
     }
     const prefix = stream.options.excludeInput ? "" : stream.options.prompt;
-    stream.sink.response(response(stream, prefix + text, reason), true);
+    send(stream, prefix + text, true, reason);
   };
 
   /** Takes the step's token for `stream`: ends it, or adds the token's text (and streams what is safe). */
@@ -194,7 +211,7 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
     if (stream.options.stream) {
       const safe = stream.text.length - heldBack(stream.text, stream.options.stop);
       if (safe > stream.sent) {
-        stream.sink.response(response(stream, stream.text.slice(stream.sent, safe)), false);
+        send(stream, stream.text.slice(stream.sent, safe), false);
         stream.sent = safe;
       }
     }
@@ -212,6 +229,7 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
       if (!stream.started) {
         stream.started = true;
         stream.firstStepNs = dispatchNs;
+        stream.responseStartNs = dispatchNs;
         joined++;
       }
       const prefilling = stream.position < stream.prompt.length;
@@ -403,6 +421,9 @@ export function createGenerationScheduler(options: GenerationSchedulerOptions): 
         running: false,
         started: false,
         firstStepNs: 0,
+        responses: 0,
+        // Until its first step: a stream that ends before it runs counts from its arrival.
+        responseStartNs: now,
         times: { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 },
         done: false,
       };

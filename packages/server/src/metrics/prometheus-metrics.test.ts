@@ -27,6 +27,7 @@ function stats(name: string, version: string, n: number): ModelStatistics {
       cache_hit: d(0, 0),
       cache_miss: d(0, 0),
     },
+    response_stats: {},
     batch_stats: [],
     memory_usage: [],
   };

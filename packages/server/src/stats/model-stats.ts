@@ -2,10 +2,18 @@
  * Statistics of one model version with Triton's meaning (statistics extension, infer_stats.cc):
  * per request `success`/`fail` (count 1, ns: request duration), `queue` and the `compute_*` durations of
  * the batch it ran in; per execution `execution_count` + 1, `inference_count` + batch size and one
- * `batch_stats` entry per batch size. Also what metrics need: failures by reason, and pending requests (Triton's
+ * `batch_stats` entry per batch size; per response index of a model that sends several responses (a decoupled
+ * model's), `response_stats` as Triton's core aggregates what a backend reports (UpdateResponseSuccess and
+ * Fail): compute_infer from the previous response's end (or the request's start) to the output's start,
+ * compute_output to the response's end, success or fail or cancel over both. Also what metrics need: failures by reason, and pending requests (Triton's
  * nv_inference_pending_request_count: received and not yet handed to an instance), counted by the scheduler.
  */
-import type { ModelMetricsSnapshot, ModelStatistics, StatisticDuration } from "../core/types.js";
+import type {
+  ModelMetricsSnapshot,
+  ModelStatistics,
+  ResponseStatistics,
+  StatisticDuration,
+} from "../core/types.js";
 
 /** Triton's failure reasons (nv_inference_request_failure `reason` label). */
 export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
@@ -17,10 +25,18 @@ export interface ExecutionTimes {
   readonly computeOutputNs: number;
 }
 
+/** Durations of one response, in ns: making it (the steps since the previous one), then its output. */
+export interface ResponseTimes {
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}
+
 interface MutableDuration {
   count: number;
   ns: number;
 }
+
+type ResponseEntry = { -readonly [K in keyof ResponseStatistics]: MutableDuration };
 
 interface BatchEntry {
   compute_input: MutableDuration;
@@ -55,6 +71,10 @@ export interface ModelStatsCollector {
    * sequence batcher's padding rows count in batch_stats but not in inference_count, as in Triton).
    */
   executed(batchSize: number, times: ExecutionTimes, inferences?: number): void;
+  /** Response `index` (0 for a request's first) was sent. */
+  responseSent(index: number, times: ResponseTimes): void;
+  /** The request failed (or was cancelled) `durationNs` after its response `index - 1` (or its start). */
+  responseFailed(index: number, durationNs: number, cancelled: boolean): void;
   /** Seconds the load took. */
   setLoadDuration(seconds: number): void;
   statistics(): ModelStatistics;
@@ -89,6 +109,22 @@ export function createModelStats(
   };
   const failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   const batches = new Map<number, BatchEntry>();
+  const responses = new Map<number, ResponseEntry>();
+  const responseEntry = (index: number): ResponseEntry => {
+    let entry = responses.get(index);
+    if (entry === undefined) {
+      entry = {
+        compute_infer: zero(),
+        compute_output: zero(),
+        success: zero(),
+        fail: zero(),
+        empty_response: zero(),
+        cancel: zero(),
+      };
+      responses.set(index, entry);
+    }
+    return entry;
+  };
   return {
     setPendingCounter(count) {
       pending = count;
@@ -119,6 +155,20 @@ export function createModelStats(
       add(entry.compute_infer, times.computeInferNs);
       add(entry.compute_output, times.computeOutputNs);
     },
+    responseSent(index, times) {
+      const entry = responseEntry(index);
+      add(entry.compute_infer, times.computeInferNs);
+      add(entry.compute_output, times.computeOutputNs);
+      add(entry.success, times.computeInferNs + times.computeOutputNs);
+    },
+    responseFailed(index, durationNs, cancelled) {
+      const entry = responseEntry(index);
+      if (cancelled) add(entry.cancel, durationNs);
+      else {
+        add(entry.compute_infer, durationNs);
+        add(entry.fail, durationNs);
+      }
+    },
     setLoadDuration(seconds) {
       loadDurationSecs = seconds;
     },
@@ -139,6 +189,21 @@ export function createModelStats(
           cache_hit: { count: 0, ns: 0 },
           cache_miss: { count: 0, ns: 0 },
         },
+        response_stats: Object.fromEntries(
+          [...responses.entries()]
+            .sort(([a], [b]) => a - b)
+            .map(([index, entry]) => [
+              String(index),
+              {
+                compute_infer: freeze(entry.compute_infer),
+                compute_output: freeze(entry.compute_output),
+                success: freeze(entry.success),
+                fail: freeze(entry.fail),
+                empty_response: freeze(entry.empty_response),
+                cancel: freeze(entry.cancel),
+              },
+            ]),
+        ),
         batch_stats: [...batches.entries()]
           .sort(([a], [b]) => a - b)
           .map(([batchSize, entry]) => ({

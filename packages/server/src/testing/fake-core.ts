@@ -149,6 +149,7 @@ export function createFakeCore(options: FakeCoreOptions = {}): FakeCore {
       cache_hit: zero,
       cache_miss: zero,
     },
+    response_stats: {},
     batch_stats: [],
     memory_usage: [],
   });
